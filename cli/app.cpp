@@ -1,0 +1,90 @@
+#include "app.hpp"
+
+#include <openssl/opensslv.h>
+#include <openssl/crypto.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "command.hpp"
+#include "exit_codes.hpp"
+
+#ifndef GETCERT_VERSION
+#define GETCERT_VERSION "unknown"
+#endif
+
+namespace getcert::cli {
+namespace {
+
+std::string version_text() {
+  return std::string("getcert ") + GETCERT_VERSION + " (" + OpenSSL_version(OPENSSL_VERSION) + ")";
+}
+
+// `getcert HOST` means `getcert fetch HOST`: insert the default subcommand when the first
+// argument names no subcommand and is not a top-level flag.
+std::vector<std::string> with_default_command(std::vector<std::string> args,
+                                              const CLI::App& app) {
+  if (args.size() < 2) return args;
+  const std::string& first = args[1];
+  static const std::vector<std::string> kTopLevel{"-h", "--help", "--version", "--help-all"};
+  const bool top_flag = std::find(kTopLevel.begin(), kTopLevel.end(), first) != kTopLevel.end();
+  bool is_subcommand = false;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    is_subcommand = is_subcommand || sub->check_name(first);
+  }
+  if (!top_flag && !is_subcommand) args.insert(args.begin() + 1, "fetch");
+  return args;
+}
+
+void setup_logging(Terminal& term, const GlobalOptions& global) {
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(term.err);
+  auto logger = std::make_shared<spdlog::logger>("getcert", sink);
+  logger->set_pattern("getcert: %l: %v");
+  logger->set_level(global.verbosity > 0 ? spdlog::level::debug : spdlog::level::warn);
+  spdlog::set_default_logger(logger);
+}
+
+}  // namespace
+
+int run(const std::vector<std::string>& raw_args, Terminal& term) {
+  CLI::App app("getcert: fetch, verify and convert TLS certificates", "getcert");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", version_text());
+  app.failure_message(CLI::FailureMessage::help);
+  GlobalOptions global;
+  app.add_flag("-v,--verbose", global.verbosity, "Show low-level detail (OpenSSL errors, timings)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_flag("-q,--quiet", global.quiet, "No verdict line on a terminal");
+  app.footer("Run 'getcert SUBCOMMAND --help' for a subcommand's options and examples.\n"
+             "Exit codes: 0 ok, 2 usage, 3 network/timeout, 4 TLS handshake, 5 verification "
+             "failed,\n  6 expiring soon, 7 wrong password, 8 malformed input, 9 unsupported, "
+             "10 output exists, 11 I/O error");
+
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(make_fetch_command());
+  std::vector<std::pair<CLI::App*, Command*>> table;
+  for (auto& c : commands) {
+    CLI::App* sub = c->add_to(app);
+    sub->fallthrough();
+    table.emplace_back(sub, c.get());
+  }
+
+  const std::vector<std::string> args = with_default_command(raw_args, app);
+  std::vector<const char*> argv;
+  argv.reserve(args.size());
+  for (const auto& a : args) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e, term.out, term.err);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  setup_logging(term, global);
+  for (const auto& [sub, command] : table) {
+    if (sub->parsed()) return command->run(term, global);
+  }
+  return kExitUsage;
+}
+
+}  // namespace getcert::cli

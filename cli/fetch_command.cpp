@@ -1,0 +1,289 @@
+// `getcert fetch HOST[:PORT]...` (also `getcert HOST[:PORT]...`): dial, capture, verify, render.
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+#include <optional>
+
+#include "command.hpp"
+#include "exit_codes.hpp"
+#include "getcert/fetch.hpp"
+#include "render.hpp"
+#include "report.hpp"
+#include "safe_file.hpp"
+#include "time_args.hpp"
+
+namespace getcert::cli {
+namespace {
+
+enum class Select { presented, leaf, intermediates, root, verified };
+enum class Format { pem, der, json, text };
+
+struct FetchArgs {
+  std::vector<std::string> targets;
+  std::string timeout = "10s";
+  std::string connect_timeout = "5s";
+  std::string sni;
+  bool no_sni = false;
+  std::string alpn;
+  std::string ca_file;
+  std::string ca_dir;
+  std::string at;
+  bool insecure = false;
+  Select select = Select::presented;
+  Format format = Format::pem;
+  std::string out_dir;
+  bool force = false;
+};
+
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const auto comma = list.find(',', start);
+    const auto end = comma == std::string::npos ? list.size() : comma;
+    if (end > start) out.push_back(list.substr(start, end - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// The certificates --select asks for, or an error when they cannot be known.
+Result<std::vector<Certificate>> select_certificates(const FetchResult& r, Select select) {
+  const auto& verified = r.verification.verified_chain;
+  auto need_verified = [&]() -> Result<void> {
+    if (!verified.empty()) return {};
+    std::string why = r.verification.errors.empty() ? std::string("verification failed")
+                                                    : r.verification.errors.front().reason;
+    return fail(Errc::invalid_argument,
+                "no verified chain, so no trust anchor can be named (" + why + ")");
+  };
+  switch (select) {
+    case Select::presented: return r.presented_chain;
+    case Select::leaf: return std::vector<Certificate>{r.presented_chain.front()};
+    case Select::intermediates: {
+      std::vector<Certificate> out;
+      for (std::size_t i = 1; i < r.presented_chain.size(); ++i) {
+        if (!r.presented_chain[i].self_signed) out.push_back(r.presented_chain[i]);
+      }
+      return out;
+    }
+    case Select::root:
+      if (auto ok = need_verified(); !ok) return tl::unexpected(ok.error());
+      return std::vector<Certificate>{verified.back()};
+    case Select::verified:
+      if (auto ok = need_verified(); !ok) return tl::unexpected(ok.error());
+      return verified;
+  }
+  return r.presented_chain;
+}
+
+std::string role_of(const Certificate& c) {
+  if (!c.is_ca) return "leaf";
+  return c.self_signed ? "root" : "intermediate";
+}
+
+std::vector<PendingFile> out_dir_files(const std::string& dir, const std::vector<Certificate>& certs) {
+  std::vector<PendingFile> files;
+  for (std::size_t i = 0; i < certs.size(); ++i) {
+    std::string index = (i < 10 ? "0" : "") + std::to_string(i);
+    files.push_back({dir + "/" + index + "-" + role_of(certs[i]) + ".pem", certs[i].pem(), 0644});
+  }
+  files.push_back({dir + "/chain.pem", to_pem(certs), 0644});
+  return files;
+}
+
+class FetchCommand final : public Command {
+ public:
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* cmd = app.add_subcommand("fetch", "Fetch and verify the chain a TLS server presents "
+                                                "(the default: 'getcert HOST' = 'getcert fetch HOST')");
+    cmd->add_option("targets", args_.targets,
+                    "HOST, HOST:PORT, [IPv6]:PORT, bare IP, or https://HOST[:PORT]/path "
+                    "(port defaults to 443)")
+        ->required();
+    cmd->add_option("-o,--output", args_.format, "Output format: pem (default), der, json, text")
+        ->transform(CLI::CheckedTransformer(
+            std::map<std::string, Format>{{"pem", Format::pem},
+                                          {"der", Format::der},
+                                          {"json", Format::json},
+                                          {"text", Format::text}},
+            CLI::ignore_case));
+    cmd->add_option("--select", args_.select,
+                    "Which certificates: presented (default, as sent), leaf, intermediates, "
+                    "root (trust anchor of the verified chain), verified (leaf..anchor)")
+        ->transform(CLI::CheckedTransformer(
+            std::map<std::string, Select>{{"presented", Select::presented},
+                                          {"leaf", Select::leaf},
+                                          {"intermediates", Select::intermediates},
+                                          {"root", Select::root},
+                                          {"verified", Select::verified}},
+            CLI::ignore_case));
+    cmd->add_option("--timeout", args_.timeout,
+                    "Overall limit for resolve + connect + handshake (default 10s)");
+    cmd->add_option("--connect-timeout", args_.connect_timeout,
+                    "Limit per address tried (default 5s)");
+    cmd->add_option("--sni", args_.sni, "Server name to send (default: the host, never an IP)");
+    cmd->add_flag("--no-sni", args_.no_sni, "Send no server name")->excludes("--sni");
+    cmd->add_option("--alpn", args_.alpn, "Offer ALPN protocols, e.g. h2,http/1.1");
+    cmd->add_option("--ca-file", args_.ca_file,
+                    "Trust these PEM certificates instead of the system store");
+    cmd->add_option("--ca-dir", args_.ca_dir,
+                    "Trust this hashed directory (openssl rehash) instead of the system store");
+    cmd->add_option("--at", args_.at, "Verify as of this time, e.g. 2027-03-01T00:00:00Z");
+    cmd->add_flag("-k,--insecure", args_.insecure,
+                  "Output the chain even when verification fails (exit 0; the verdict is still "
+                  "reported on stderr and in JSON)");
+    cmd->add_option("--out-dir", args_.out_dir,
+                    "Also write NN-leaf.pem, NN-intermediate.pem, ... and chain.pem here");
+    cmd->add_flag("--force", args_.force, "Replace existing files in --out-dir");
+    cmd->footer(
+        "Examples:\n"
+        "  getcert example.com                      PEM chain as presented\n"
+        "  getcert example.com:8443 -o text         readable report\n"
+        "  getcert --select root grpc.internal:443 > roots.pem   gRPC pem_root_certs\n"
+        "  getcert https://[::1]:8443/ --ca-file ca.pem -o json");
+    return cmd;
+  }
+
+  int run(Terminal& term, const GlobalOptions& global) override {
+    auto options = build_options();
+    if (!options) return report_error(term, global, options.error());
+    if (args_.format == Format::der && args_.select != Select::leaf &&
+        args_.select != Select::root) {
+      return report_error(term, global,
+                          Error(Errc::invalid_argument,
+                                "-o der holds exactly one certificate: add --select leaf or "
+                                "--select root (or use -o pem)"));
+    }
+    if (args_.format == Format::der && term.stdout_is_tty && args_.out_dir.empty()) {
+      return report_error(term, global,
+                          Error(Errc::invalid_argument,
+                                "refusing to write binary DER to a terminal; redirect stdout"));
+    }
+    // Every target is parsed before the first packet is sent.
+    std::vector<Endpoint> endpoints;
+    for (const auto& t : args_.targets) {
+      auto ep = parse_endpoint(t);
+      if (!ep) return report_error(term, global, ep.error());
+      endpoints.push_back(*ep);
+    }
+    if (!args_.out_dir.empty()) {
+      if (auto ok = ensure_directory(args_.out_dir); !ok) {
+        return report_error(term, global, ok.error());
+      }
+    }
+
+    int exit_code = kExitOk;
+    for (std::size_t i = 0; i < endpoints.size(); ++i) {
+      const int rc = run_one(term, global, args_.targets[i], endpoints[i], *options,
+                             endpoints.size() > 1);
+      if (exit_code == kExitOk) exit_code = rc;
+    }
+    return exit_code;
+  }
+
+ private:
+  Result<FetchOptions> build_options() const {
+    FetchOptions o;
+    auto timeout = parse_duration(args_.timeout, std::chrono::seconds(1));
+    if (!timeout) return tl::unexpected(timeout.error());
+    auto connect = parse_duration(args_.connect_timeout, std::chrono::seconds(1));
+    if (!connect) return tl::unexpected(connect.error());
+    if (timeout->count() == 0 || connect->count() == 0) {
+      return fail(Errc::invalid_argument, "timeouts must be greater than zero");
+    }
+    o.timeout = *timeout;
+    o.connect_timeout = *connect;
+    if (!args_.sni.empty()) o.sni = args_.sni;
+    o.send_sni = !args_.no_sni;
+    o.alpn = split_commas(args_.alpn);
+    o.trust.ca_file = args_.ca_file;
+    o.trust.ca_dir = args_.ca_dir;
+    if (!args_.at.empty()) {
+      auto at = parse_instant(args_.at);
+      if (!at) return tl::unexpected(at.error());
+      o.at_time = *at;
+    }
+    return o;
+  }
+
+  int run_one(Terminal& term, const GlobalOptions& global, const std::string& input,
+              const Endpoint& endpoint, const FetchOptions& options, bool several) {
+    const auto started = std::chrono::steady_clock::now();
+    auto result = fetch(endpoint, options);
+    spdlog::debug("{}: fetch took {} ms", endpoint.to_string(),
+                  std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count());
+    if (!result) {
+      const int rc = exit_code_for(result.error().code);
+      if (args_.format == Format::json) term.out << error_json(input, result.error(), rc).dump() << "\n";
+      return report_error(term, global, result.error());
+    }
+    const std::int64_t now = options.at_time.value_or(std::time(nullptr));
+    const bool verified = result->verification.ok;
+    const bool deliver = verified || args_.insecure;
+    const std::string where = endpoint.to_string();
+
+    if (term.stderr_is_tty && !global.quiet) term.err << verdict_line(*result, now) << "\n";
+    if (!verified) {
+      for (const auto& e : result->verification.errors) {
+        term.err << "getcert: " << (args_.insecure ? "warning" : "error") << ": " << where
+                 << ": verification failed: " << e.reason << "\n";
+      }
+      if (!args_.insecure && args_.format != Format::json && args_.format != Format::text) {
+        term.err << "getcert: hint: nothing was written; use --insecure to get the chain "
+                    "anyway, or --ca-file if the server uses a private CA\n";
+      }
+    }
+
+    // Reports always go out: they carry the verdict.
+    if (args_.format == Format::json) {
+      const bool pretty = term.stdout_is_tty && !several;
+      term.out << fetch_json(*result, now).dump(pretty ? 2 : -1) << "\n";
+    } else if (args_.format == Format::text) {
+      term.out << fetch_text(*result, now) << (several ? "\n" : "");
+    }
+
+    const bool wants_certs = args_.format == Format::pem || args_.format == Format::der ||
+                             !args_.out_dir.empty();
+    if (wants_certs && deliver) {
+      auto selected = select_certificates(*result, args_.select);
+      if (!selected) {
+        report_error(term, global, selected.error(), where);
+        return kExitVerify;
+      }
+      if (args_.format == Format::pem) {
+        term.out << to_pem(*selected);
+      } else if (args_.format == Format::der && !selected->empty()) {
+        const auto& der = selected->front().der;
+        term.out.write(reinterpret_cast<const char*>(der.data()),
+                       static_cast<std::streamsize>(der.size()));
+      }
+      if (!args_.out_dir.empty()) {
+        const std::string dir =
+            several ? args_.out_dir + "/" + endpoint.host + "_" + std::to_string(endpoint.port)
+                    : args_.out_dir;
+        if (several) {
+          if (auto ok = ensure_directory(dir); !ok) return report_error(term, global, ok.error());
+        }
+        if (auto ok = write_files_atomically(out_dir_files(dir, *selected), args_.force); !ok) {
+          return report_error(term, global, ok.error());
+        }
+      }
+    }
+    term.out.flush();
+    return deliver ? kExitOk : kExitVerify;
+  }
+
+  FetchArgs args_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_fetch_command() { return std::make_unique<FetchCommand>(); }
+
+}  // namespace getcert::cli

@@ -1,0 +1,129 @@
+#include <sstream>
+
+#include "render.hpp"
+
+namespace getcert::cli {
+namespace {
+
+std::string with_colons(const std::string& hex) {
+  std::string out;
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    if (i != 0) out += ':';
+    out += hex.substr(i, 2);
+  }
+  return out;
+}
+
+std::string join_sans(const SubjectAltNames& sans) {
+  std::string out;
+  auto add = [&out](const char* kind, const std::vector<std::string>& values) {
+    for (const auto& v : values) out += (out.empty() ? "" : ", ") + std::string(kind) + v;
+  };
+  add("DNS:", sans.dns);
+  add("IP:", sans.ip);
+  add("URI:", sans.uri);
+  add("email:", sans.email);
+  return out.empty() ? "(none)" : out;
+}
+
+std::string days_text(std::int64_t days) {
+  if (days < 0) return "EXPIRED " + std::to_string(-days) + " days ago";
+  if (days == 0) return "expires within a day";
+  return std::to_string(days) + (days == 1 ? " day left" : " days left");
+}
+
+std::string key_text(const KeyInfo& key) {
+  std::string out = key.type;
+  if (!key.curve.empty()) out += " " + key.curve;
+  if (key.bits > 0) out += " (" + std::to_string(key.bits) + " bits)";
+  return out;
+}
+
+}  // namespace
+
+std::string certificate_text(const Certificate& cert, std::int64_t now, const std::string& indent) {
+  std::ostringstream o;
+  o << indent << "Subject:    " << cert.subject << "\n";
+  o << indent << "Issuer:     " << cert.issuer << "\n";
+  o << indent << "Validity:   " << format_utc(cert.not_before) << " to "
+    << format_utc(cert.not_after);
+  if (now < cert.not_before) {
+    o << " (NOT YET VALID)\n";
+  } else {
+    o << " (" << days_text(cert.days_left(now)) << ")\n";
+  }
+  o << indent << "SANs:       " << join_sans(cert.sans) << "\n";
+  o << indent << "Key:        " << key_text(cert.key) << "\n";
+  o << indent << "Signature:  " << cert.signature_algorithm << "\n";
+  o << indent << "Serial:     " << cert.serial << "\n";
+  o << indent << "CA:         " << (cert.is_ca ? "yes" : "no")
+    << (cert.self_signed ? ", self-signed" : "") << "\n";
+  o << indent << "SHA-256:    " << with_colons(cert.sha256) << "\n";
+  o << indent << "SHA-1:      " << with_colons(cert.sha1) << "\n";
+  o << indent << "SPKI pin:   sha256/" << cert.spki_sha256 << "\n";
+  return o.str();
+}
+
+std::string verification_text(const Verification& v) {
+  std::ostringstream o;
+  if (v.ok) {
+    o << "Verdict:    OK (trusted by " << v.trust_store << ")\n";
+  } else {
+    o << "Verdict:    FAILED (" << (v.trusted ? "trusted chain" : "untrusted chain") << ", "
+      << (v.hostname_ok ? "name ok" : "name mismatch") << "; trust store " << v.trust_store
+      << ")\n";
+  }
+  for (const auto& e : v.errors) {
+    o << "  - [depth " << e.depth << "] " << e.code << ": " << e.reason << "\n";
+  }
+  return o.str();
+}
+
+std::string fetch_text(const FetchResult& r, std::int64_t now) {
+  std::ostringstream o;
+  const Endpoint ep{r.target.host, r.target.port, is_ip_literal(r.target.host)};
+  o << "Target:     " << ep.to_string() << " (" << r.target.address << "), SNI "
+    << (r.target.sni.empty() ? "(none)" : r.target.sni) << "\n";
+  o << "TLS:        " << r.tls.version << ", " << r.tls.cipher
+    << (r.tls.alpn.empty() ? "" : ", ALPN " + r.tls.alpn)
+    << ", OCSP staple: " << (r.tls.ocsp_stapled ? "yes" : "no") << "\n";
+  o << verification_text(r.verification);
+  o << "\nPresented chain (" << r.presented_chain.size() << "):\n";
+  for (std::size_t i = 0; i < r.presented_chain.size(); ++i) {
+    o << "[" << i << "]\n" << certificate_text(r.presented_chain[i], now, "  ");
+  }
+  const auto& verified = r.verification.verified_chain;
+  if (!verified.empty()) {
+    o << "\nVerified chain (" << verified.size() << "):\n";
+    for (std::size_t i = 0; i < verified.size(); ++i) {
+      o << "[" << i << "] " << verified[i].subject
+        << (i + 1 == verified.size() ? "  (trust anchor)" : "") << "\n";
+    }
+  }
+  return o.str();
+}
+
+std::string verdict_line(const FetchResult& r, std::int64_t now) {
+  const Endpoint ep{r.target.host, r.target.port, is_ip_literal(r.target.host)};
+  std::ostringstream o;
+  o << ep.to_string() << ": ";
+  if (r.verification.ok) {
+    o << "verified";
+  } else {
+    o << "NOT verified";
+    if (!r.verification.errors.empty()) o << ": " << r.verification.errors.front().reason;
+    if (r.verification.errors.size() > 1) {
+      o << " (+" << r.verification.errors.size() - 1 << " more)";
+    }
+  }
+  o << " [" << r.tls.version << ", " << r.presented_chain.size() << " certificate"
+    << (r.presented_chain.size() == 1 ? "" : "s");
+  if (!r.presented_chain.empty()) {
+    o << ", leaf " << (r.presented_chain.front().days_left(now) < 0 ? "expired" : "expires in " +
+        std::to_string(r.presented_chain.front().days_left(now)) + " days");
+  }
+  o << "]";
+  return o.str();
+}
+
+}  // namespace getcert::cli

@@ -1,0 +1,113 @@
+#include "safe_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace getcert::cli {
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+std::string parent_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+struct TempFile {
+  std::string path;
+  bool committed = false;
+};
+
+Result<void> write_temp(const PendingFile& file, TempFile& temp) {
+  std::string name = file.path + ".tmp-XXXXXX";
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) {
+    return fail(Errc::io_error, "cannot create a file in '" + parent_of(file.path) +
+                                    "': " + errno_text());
+  }
+  temp.path = name;
+  // mkostemp creates 0600; widen only what is meant to be readable.
+  bool ok = ::fchmod(fd, file.mode) == 0;
+  std::size_t off = 0;
+  while (ok && off < file.content.size()) {
+    const ssize_t n = ::write(fd, file.content.data() + off, file.content.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) off += static_cast<std::size_t>(n);
+  }
+  ok = ok && ::fsync(fd) == 0;
+  const std::string why = errno_text();
+  ok = (::close(fd) == 0) && ok;
+  if (!ok) return fail(Errc::io_error, "cannot write '" + file.path + "': " + why);
+  return {};
+}
+
+}  // namespace
+
+Result<void> ensure_directory(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return {};
+    return fail(Errc::io_error, "'" + dir + "' exists and is not a directory");
+  }
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return fail(Errc::io_error, "cannot create directory '" + dir + "': " + errno_text());
+  }
+  return {};
+}
+
+Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool force) {
+  if (!force) {
+    for (const auto& f : files) {
+      if (exists(f.path)) {
+        return fail(Errc::output_exists,
+                    "'" + f.path + "' already exists; nothing was written (use --force to replace)");
+      }
+    }
+  }
+  std::vector<TempFile> temps(files.size());
+  auto cleanup = [&temps] {
+    for (const auto& t : temps) {
+      if (!t.committed && !t.path.empty()) ::unlink(t.path.c_str());
+    }
+  };
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (auto ok = write_temp(files[i], temps[i]); !ok) {
+      cleanup();
+      return ok;
+    }
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::string& target = files[i].path;
+    int rc = 0;
+    if (force) {
+      rc = ::rename(temps[i].path.c_str(), target.c_str());
+    } else {
+      rc = ::link(temps[i].path.c_str(), target.c_str());
+      if (rc == 0) ::unlink(temps[i].path.c_str());
+    }
+    if (rc != 0) {
+      const bool clash = errno == EEXIST;
+      const std::string why = errno_text();
+      cleanup();
+      if (clash) {
+        return fail(Errc::output_exists, "'" + target + "' appeared while writing; not replaced");
+      }
+      return fail(Errc::io_error, "cannot create '" + target + "': " + why);
+    }
+    temps[i].committed = true;
+  }
+  return {};
+}
+
+}  // namespace getcert::cli

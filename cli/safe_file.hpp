@@ -1,0 +1,28 @@
+#pragma once
+
+// Output files that are never half-written and never silently clobbered.
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "getcert/error.hpp"
+
+namespace getcert::cli {
+
+struct PendingFile {
+  std::string path;
+  std::string content;
+  mode_t mode = 0644;  // private keys: 0600
+};
+
+// Writes every file or none: existing targets are refused up front unless `force`; each file
+// is written to a temporary sibling (created with its final mode), fsynced, then moved into
+// place. Without `force` the move uses link(2), so a file that appears meanwhile is not lost.
+Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool force);
+
+// Creates `dir` (one level, 0755) when it does not exist.
+Result<void> ensure_directory(const std::string& dir);
+
+}  // namespace getcert::cli

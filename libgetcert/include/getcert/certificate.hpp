@@ -1,0 +1,69 @@
+#pragma once
+
+// The one certificate model that every output (PEM, JSON, text) is rendered from.
+// Public header: C++17, no OpenSSL types.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "getcert/error.hpp"
+
+namespace getcert {
+
+struct KeyInfo {
+  std::string type;   // "RSA", "EC", "Ed25519", "Ed448", "DSA", ...
+  int bits = 0;       // key size in bits (security-relevant size for EC/EdDSA)
+  std::string curve;  // "P-256", "P-384", ... for EC keys; empty otherwise
+};
+
+struct SubjectAltNames {
+  std::vector<std::string> dns;
+  std::vector<std::string> ip;
+  std::vector<std::string> uri;
+  std::vector<std::string> email;
+};
+
+struct Certificate {
+  std::vector<std::uint8_t> der;  // exact bytes as received or read
+
+  std::string subject;            // RFC 2253 form, e.g. "CN=example.com,O=Example"
+  std::string issuer;
+  std::string subject_cn;         // first commonName, empty if none
+  std::string issuer_cn;
+  std::string serial;             // uppercase hex, no separators
+  std::int64_t not_before = 0;    // seconds since the Unix epoch, UTC
+  std::int64_t not_after = 0;
+  SubjectAltNames sans;
+  KeyInfo key;
+  std::string signature_algorithm;  // e.g. "sha256WithRSAEncryption", "ED25519"
+  bool is_ca = false;
+  bool self_signed = false;         // subject == issuer and the signature verifies with its own key
+  std::vector<std::string> ca_issuers_urls;  // AIA "CA Issuers" URLs
+  std::vector<std::string> ocsp_urls;        // AIA OCSP responder URLs
+  std::string sha256;               // hex fingerprint of the DER, uppercase, no separators
+  std::string sha1;
+  std::string spki_sha256;          // base64 SHA-256 of the SubjectPublicKeyInfo (HPKP-style pin)
+
+  // PEM text ("-----BEGIN CERTIFICATE-----\n...") of der.
+  std::string pem() const;
+  // Whole days from `now` until not_after (negative once expired).
+  std::int64_t days_left(std::int64_t now) const noexcept;
+  // A short label for messages: the subject CN, else the full subject.
+  std::string display_name() const;
+};
+
+// Parses one DER certificate. Fails with malformed_input.
+Result<Certificate> parse_certificate_der(const std::vector<std::uint8_t>& der);
+
+// Reads every certificate in a PEM text (other PEM blocks are skipped).
+// Fails with malformed_input when a CERTIFICATE block is corrupt or none is present.
+Result<std::vector<Certificate>> parse_certificates_pem(const std::string& pem);
+
+// PEM text for a sequence of certificates, in order.
+std::string to_pem(const std::vector<Certificate>& chain);
+
+// Formats seconds since the epoch as "2026-01-31T12:00:00Z".
+std::string format_utc(std::int64_t epoch_seconds);
+
+}  // namespace getcert

@@ -1,0 +1,64 @@
+#pragma once
+
+// Dial a TLS endpoint, capture the chain it presents, and verify it.
+// Public header: C++17, no OpenSSL types.
+//
+//   auto result = getcert::fetch("example.com:443");
+//   if (!result) { /* result.error().message: network or handshake failure */ }
+//   else if (!result->verification.ok) { /* chain captured, reasons in verification.errors */ }
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "getcert/certificate.hpp"
+#include "getcert/endpoint.hpp"
+#include "getcert/error.hpp"
+#include "getcert/verify.hpp"
+
+namespace getcert {
+
+struct FetchOptions {
+  std::chrono::milliseconds timeout{10000};         // overall: resolve + connect + handshake
+  std::chrono::milliseconds connect_timeout{5000};  // per address tried
+  std::optional<std::string> sni;                   // override the server name sent
+  bool send_sni = true;                             // false: never send SNI
+  std::vector<std::string> alpn;                    // e.g. {"h2", "http/1.1"}
+  TrustOptions trust;                               // empty = system trust store
+  std::optional<std::string> verify_name;           // name to check; default: SNI or host
+  std::optional<std::int64_t> at_time;              // verify as of this time
+  Purpose purpose = Purpose::server;
+};
+
+struct Target {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string sni;      // what was sent; empty when none
+  std::string address;  // the IP address that answered
+};
+
+struct TlsInfo {
+  std::string version;  // "TLSv1.3"
+  std::string cipher;   // IANA name, e.g. "TLS_AES_256_GCM_SHA384"
+  std::string alpn;     // negotiated protocol; empty when none
+  bool ocsp_stapled = false;
+  std::vector<std::uint8_t> ocsp_response;  // DER of the stapled response, if any
+};
+
+struct FetchResult {
+  Target target;
+  TlsInfo tls;
+  std::vector<Certificate> presented_chain;  // exactly what the server sent, in its order
+  Verification verification;                 // includes the verified chain
+};
+
+// Connects, handshakes and verifies. Network, protocol and trust-store problems are errors
+// (resolve_failed, connect_failed, timeout, tls_handshake_failed, not_tls, io_error);
+// a chain that does not verify is a successful FetchResult with verification.ok == false.
+Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options = {});
+Result<FetchResult> fetch(std::string_view endpoint, const FetchOptions& options = {});
+
+}  // namespace getcert

@@ -1,0 +1,50 @@
+#pragma once
+
+// TCP dialing with deadlines: resolve every address, try each in turn.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "getcert/error.hpp"
+
+namespace getcert::detail {
+
+using Clock = std::chrono::steady_clock;
+
+// Owns a file descriptor.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) noexcept : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
+
+  int get() const noexcept { return fd_; }
+  int release() noexcept {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+struct Connection {
+  UniqueFd fd;          // non-blocking, connected
+  std::string address;  // numeric address that accepted
+};
+
+// Milliseconds left until deadline (0 when passed), capped to fit poll().
+int millis_until(Clock::time_point deadline);
+
+// Resolves host (skipping DNS for IP literals) and connects to each address in turn, v6 and v4
+// as the resolver orders them, each attempt bounded by connect_timeout and the deadline.
+Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::time_point deadline,
+                            std::chrono::milliseconds connect_timeout);
+
+}  // namespace getcert::detail

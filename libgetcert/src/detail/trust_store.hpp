@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+
+#include "detail/ossl.hpp"
+#include "getcert/error.hpp"
+#include "getcert/verify.hpp"
+
+namespace getcert::detail {
+
+struct TrustStore {
+  X509StorePtr store;
+  std::string description;  // "system (/usr/lib/ssl/certs)", "file:ca.pem", ...
+};
+
+// Loads --ca-file/--ca-dir, or the system store when both are empty. Fails with io_error
+// (file missing or unreadable) or malformed_input (no certificate in the file).
+Result<TrustStore> load_trust_store(const TrustOptions& options);
+
+}  // namespace getcert::detail
+
+namespace getcert::detail {
+
+// verify_chain() with an already loaded store (fetch loads it before dialing to fail fast).
+Result<Verification> verify_with_store(const std::vector<Certificate>& presented,
+                                       const VerifyOptions& options, const TrustStore& trust);
+
+}  // namespace getcert::detail

@@ -1,0 +1,25 @@
+#pragma once
+
+// Conversions between OpenSSL X509 handles and the public Certificate model.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "detail/ossl.hpp"
+#include "getcert/certificate.hpp"
+
+namespace getcert::detail {
+
+// Builds the model from a live handle; der is the handle's encoding.
+Result<Certificate> certificate_from_x509(X509* cert);
+// Parses the model's DER back into a handle (never fails for a model made by this library).
+X509Ptr x509_from_certificate(const Certificate& cert);
+// Uppercase hex of bytes, no separators.
+std::string hex_upper(const unsigned char* data, std::size_t len);
+// Standard base64 (no line breaks).
+std::string base64(const unsigned char* data, std::size_t len);
+// ASN1_TIME to seconds since the epoch.
+std::int64_t asn1_time_to_epoch(const ASN1_TIME* t);
+
+}  // namespace getcert::detail

@@ -1,0 +1,170 @@
+#include "detail/dial.hpp"
+
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "getcert/endpoint.hpp"
+
+namespace getcert::detail {
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int millis_until(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 24 * 3600 * 1000));
+}
+
+namespace {
+
+struct AddrinfoDeleter {
+  void operator()(addrinfo* p) const noexcept { freeaddrinfo(p); }
+};
+using AddrinfoPtr = std::unique_ptr<addrinfo, AddrinfoDeleter>;
+
+// getaddrinfo() cannot be cancelled or given a deadline, so it runs on a detached thread that
+// shares this state; on timeout the caller leaves and the thread cleans up when DNS returns.
+struct Lookup {
+  std::mutex mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+  int rc = 0;
+  AddrinfoPtr result;
+};
+
+std::string seconds_text(std::chrono::milliseconds ms) {
+  const auto count = ms.count();
+  if (count % 1000 == 0) return std::to_string(count / 1000) + " s";
+  return std::to_string(count) + " ms";
+}
+
+Result<AddrinfoPtr> resolve(const std::string& host, std::uint16_t port,
+                            Clock::time_point deadline, std::chrono::milliseconds budget) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_ADDRCONFIG;
+  const std::string service = std::to_string(port);
+
+  if (is_ip_literal(host)) {
+    hints.ai_flags = AI_NUMERICHOST;
+    addrinfo* res = nullptr;
+    if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &res); rc != 0) {
+      return fail(Errc::invalid_argument, "bad address '" + host + "': " + gai_strerror(rc));
+    }
+    return AddrinfoPtr(res);
+  }
+
+  auto lookup = std::make_shared<Lookup>();
+  std::thread([lookup, host, service, hints] {
+    addrinfo* res = nullptr;
+    const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &res);
+    const std::lock_guard<std::mutex> lock(lookup->mutex);
+    lookup->rc = rc;
+    lookup->result.reset(res);
+    lookup->done = true;
+    lookup->done_cv.notify_all();
+  }).detach();
+
+  std::unique_lock<std::mutex> lock(lookup->mutex);
+  if (!lookup->done_cv.wait_until(lock, deadline, [&] { return lookup->done; })) {
+    return fail(Errc::timeout, "resolving '" + host + "' timed out after " + seconds_text(budget));
+  }
+  if (lookup->rc != 0) {
+    const bool unknown = lookup->rc == EAI_NONAME || lookup->rc == EAI_NODATA;
+    return fail(Errc::resolve_failed,
+                "cannot resolve '" + host + "': " +
+                    (unknown ? std::string("no such host") : gai_strerror(lookup->rc)) +
+                    " (check the name, or your DNS)");
+  }
+  return std::move(lookup->result);
+}
+
+std::string numeric_address(const addrinfo* ai) {
+  std::array<char, NI_MAXHOST> buf{};
+  if (getnameinfo(ai->ai_addr, ai->ai_addrlen, buf.data(), buf.size(), nullptr, 0,
+                  NI_NUMERICHOST) != 0) {
+    return "?";
+  }
+  return buf.data();
+}
+
+// One attempt; returns 0 on success, else an errno value (ETIMEDOUT when the wait ran out).
+int connect_one(const addrinfo* ai, Clock::time_point until, UniqueFd& out) {
+  UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                       ai->ai_protocol));
+  if (fd.get() < 0) return errno;
+  if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
+    if (errno != EINPROGRESS) return errno;
+    pollfd pfd{fd.get(), POLLOUT, 0};
+    int rc = 0;
+    do {
+      rc = ::poll(&pfd, 1, millis_until(until));
+    } while (rc < 0 && errno == EINTR);
+    if (rc == 0) return ETIMEDOUT;
+    if (rc < 0) return errno;
+    int so_error = 0;
+    socklen_t len = sizeof so_error;
+    if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &so_error, &len) != 0) return errno;
+    if (so_error != 0) return so_error;
+  }
+  out = std::move(fd);
+  return 0;
+}
+
+}  // namespace
+
+Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::time_point deadline,
+                            std::chrono::milliseconds connect_timeout) {
+  const auto budget =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  auto addresses = resolve(host, port, deadline, budget);
+  if (!addresses) return tl::unexpected(addresses.error());
+
+  const std::string target = Endpoint{host, port, is_ip_literal(host)}.to_string();
+  std::string tried;
+  bool any_timeout = false;
+  for (const addrinfo* ai = addresses->get(); ai != nullptr; ai = ai->ai_next) {
+    if (Clock::now() >= deadline) break;
+    const auto until = std::min(deadline, Clock::now() + connect_timeout);
+    UniqueFd fd;
+    const int err = connect_one(ai, until, fd);
+    const std::string address = numeric_address(ai);
+    if (err == 0) return Connection{std::move(fd), address};
+    any_timeout = any_timeout || err == ETIMEDOUT;
+    tried += (tried.empty() ? "" : ", ") + address + ": " +
+             (err == ETIMEDOUT ? "timed out" : std::strerror(err));
+  }
+  if (Clock::now() >= deadline) {
+    return fail(Errc::timeout, "connecting to " + target + " timed out after " +
+                                   seconds_text(budget) + (tried.empty() ? "" : " (" + tried + ")"));
+  }
+  if (any_timeout) {
+    return fail(Errc::timeout, "connecting to " + target + " timed out (" + tried +
+                                   "); is a firewall dropping packets?");
+  }
+  return fail(Errc::connect_failed, "cannot connect to " + target + " (" + tried +
+                                        "); is the server running on that port?");
+}
+
+}  // namespace getcert::detail

@@ -1,0 +1,160 @@
+#include "getcert/endpoint.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+
+namespace getcert {
+namespace {
+
+struct SchemePort {
+  std::string_view scheme;
+  std::uint16_t port;
+};
+
+// URL schemes whose default port speaks TLS from the first byte.
+constexpr std::array<SchemePort, 8> kTlsSchemes{{{"https", 443},
+                                                 {"wss", 443},
+                                                 {"grpcs", 443},
+                                                 {"h2", 443},
+                                                 {"ldaps", 636},
+                                                 {"imaps", 993},
+                                                 {"pop3s", 995},
+                                                 {"smtps", 465}}};
+
+Result<std::uint16_t> parse_port(std::string_view text, std::string_view whole) {
+  unsigned value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end) {
+    return fail(Errc::invalid_argument,
+                "invalid port '" + std::string(text) + "' in '" + std::string(whole) + "'");
+  }
+  if (value < 1 || value > 65535) {
+    return fail(Errc::invalid_argument,
+                "port " + std::string(text) + " is out of range 1-65535 in '" + std::string(whole) + "'");
+  }
+  return static_cast<std::uint16_t>(value);
+}
+
+bool is_hostname(std::string_view host) {
+  if (host.empty() || host.size() > 253) return false;
+  std::size_t label_len = 0;
+  for (const char c : host) {
+    if (c == '.') {
+      if (label_len == 0) return false;
+      label_len = 0;
+      continue;
+    }
+    const auto uc = static_cast<unsigned char>(c);
+    // Letters, digits, '-' and '_' (seen in real internal names); bytes >= 0x80 are UTF-8 of
+    // an internationalised name, which stays as typed.
+    if (std::isalnum(uc) == 0 && c != '-' && c != '_' && uc < 0x80) return false;
+    if (++label_len > 63) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool is_ip_literal(std::string_view text) {
+  if (text.empty() || text.size() >= INET6_ADDRSTRLEN) return false;
+  const std::string s(text);
+  std::array<unsigned char, 16> buf{};
+  return inet_pton(AF_INET, s.c_str(), buf.data()) == 1 ||
+         inet_pton(AF_INET6, s.c_str(), buf.data()) == 1;
+}
+
+std::string Endpoint::to_string() const {
+  const bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_port) {
+  const std::string_view whole = text;
+  Endpoint ep;
+  ep.port = default_port;
+  if (text.empty()) return fail(Errc::invalid_argument, "empty target: expected HOST[:PORT]");
+  if (text.find_first_of(" \t\r\n") != std::string_view::npos) {
+    return fail(Errc::invalid_argument, "target '" + std::string(whole) + "' contains whitespace");
+  }
+
+  // URL form: scheme://[userinfo@]host[:port][/path][?query][#fragment]
+  if (const auto sep = text.find("://"); sep != std::string_view::npos) {
+    std::string scheme(text.substr(0, sep));
+    std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const auto* known = std::find_if(kTlsSchemes.begin(), kTlsSchemes.end(),
+                                     [&](const SchemePort& s) { return s.scheme == scheme; });
+    if (known == kTlsSchemes.end()) {
+      return fail(Errc::invalid_argument,
+                  "unsupported URL scheme '" + scheme + "://' in '" + std::string(whole) +
+                      "' (use https://, or HOST:PORT)");
+    }
+    ep.port = known->port;
+    text.remove_prefix(sep + 3);
+    text = text.substr(0, text.find_first_of("/?#"));
+    if (const auto at = text.rfind('@'); at != std::string_view::npos) text.remove_prefix(at + 1);
+  }
+
+  std::string_view host;
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    if (close == std::string_view::npos) {
+      return fail(Errc::invalid_argument, "missing ']' in '" + std::string(whole) + "'");
+    }
+    host = text.substr(1, close - 1);
+    const std::string_view rest = text.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') {
+        return fail(Errc::invalid_argument,
+                    "unexpected '" + std::string(rest) + "' after ']' in '" + std::string(whole) + "'");
+      }
+      auto port = parse_port(rest.substr(1), whole);
+      if (!port) return tl::unexpected(port.error());
+      ep.port = *port;
+    }
+    if (!is_ip_literal(host) || host.find(':') == std::string_view::npos) {
+      return fail(Errc::invalid_argument,
+                  "'" + std::string(host) + "' in brackets is not an IPv6 address");
+    }
+  } else if (std::count(text.begin(), text.end(), ':') > 1) {
+    // Several colons without brackets: only a bare IPv6 address makes sense.
+    if (!is_ip_literal(text)) {
+      return fail(Errc::invalid_argument, "'" + std::string(whole) +
+                                              "' is not a valid IPv6 address (write [ADDR]:PORT)");
+    }
+    host = text;
+  } else {
+    const auto colon = text.find(':');
+    host = text.substr(0, colon);
+    if (colon != std::string_view::npos) {
+      auto port = parse_port(text.substr(colon + 1), whole);
+      if (!port) return tl::unexpected(port.error());
+      ep.port = *port;
+    }
+  }
+
+  if (host.empty()) return fail(Errc::invalid_argument, "no host in '" + std::string(whole) + "'");
+  if (is_ip_literal(host)) {
+    ep.is_ip = true;
+    ep.host = std::string(host);
+    return ep;
+  }
+  // A trailing dot marks a fully qualified name; it is not part of the name we send or match.
+  if (host.back() == '.') host.remove_suffix(1);
+  if (!is_hostname(host)) {
+    return fail(Errc::invalid_argument,
+                "'" + std::string(host) + "' is not a valid host name or IP address");
+  }
+  ep.host = std::string(host);
+  std::transform(ep.host.begin(), ep.host.end(), ep.host.begin(), [](unsigned char c) {
+    return c < 0x80 ? static_cast<char>(std::tolower(c)) : static_cast<char>(c);
+  });
+  return ep;
+}
+
+}  // namespace getcert

@@ -1,0 +1,252 @@
+#include "getcert/fetch.hpp"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "detail/dial.hpp"
+#include "detail/ossl.hpp"
+#include "detail/trust_store.hpp"
+#include "detail/x509_util.hpp"
+
+namespace getcert {
+namespace {
+
+using detail::Clock;
+
+// The first bytes the peer sent, kept to tell "not TLS at all" (HTTP, SSH, SMTP banner...)
+// from a TLS server that refused us.
+struct PeerBytes {
+  std::string first;
+  static constexpr std::size_t kKeep = 64;
+};
+
+long record_peer_bytes(BIO* bio, int oper, const char* data, std::size_t /*len*/, int /*argi*/,
+                       long /*argl*/, int ret, std::size_t* processed) {
+  if (oper == (BIO_CB_READ | BIO_CB_RETURN) && ret > 0 && processed != nullptr) {
+    auto* peer = reinterpret_cast<PeerBytes*>(BIO_get_callback_arg(bio));
+    const std::size_t room = PeerBytes::kKeep - std::min(PeerBytes::kKeep, peer->first.size());
+    peer->first.append(data, std::min(room, *processed));
+  }
+  return ret;
+}
+
+std::string printable_prefix(const std::string& bytes) {
+  std::string out;
+  for (const char c : bytes.substr(0, 24)) {
+    if (c == '\r' || c == '\n') break;
+    out += (c >= 0x20 && c < 0x7F) ? c : '.';
+  }
+  return out;
+}
+
+bool looks_like_tls(const std::string& bytes) {
+  // TLS records start with a content type (20-23) and a 0x03 major version.
+  if (bytes.empty()) return true;
+  const auto type = static_cast<unsigned char>(bytes[0]);
+  return type >= 20 && type <= 24 && (bytes.size() < 2 || bytes[1] == 0x03);
+}
+
+std::string ms_text(std::chrono::milliseconds ms) {
+  return ms.count() % 1000 == 0 ? std::to_string(ms.count() / 1000) + " s"
+                                : std::to_string(ms.count()) + " ms";
+}
+
+Error classify_handshake_failure(int ssl_error, int saved_errno, const PeerBytes& peer,
+                                 const std::string& target, const std::string& openssl_detail) {
+  if (!looks_like_tls(peer.first)) {
+    if (peer.first.rfind("HTTP/", 0) == 0) {
+      return {Errc::not_tls,
+              target + " answered with plain HTTP, not TLS (wrong port? HTTPS is usually 443)",
+              openssl_detail};
+    }
+    return {Errc::not_tls,
+            target + " answered, but not with TLS (it sent \"" + printable_prefix(peer.first) +
+                "\"); is this a TLS port, or does it need STARTTLS?",
+            openssl_detail};
+  }
+  if (ssl_error == SSL_ERROR_SYSCALL && saved_errno == ECONNRESET) {
+    return {Errc::tls_handshake_failed,
+            target + " reset the connection during the TLS handshake", openssl_detail};
+  }
+  const bool eof = ssl_error == SSL_ERROR_ZERO_RETURN ||
+                   (ssl_error == SSL_ERROR_SYSCALL && saved_errno == 0) ||
+                   openssl_detail.find("unexpected eof") != std::string::npos;
+  if (eof) {
+    return {Errc::tls_handshake_failed,
+            target + " closed the connection during the TLS handshake" +
+                (peer.first.empty() ? " without answering" : "") +
+                " (does it need a different server name (--sni) or protocol?)",
+            openssl_detail};
+  }
+  // Typically an alert from the server: "sslv3 alert handshake failure", "tlsv1 alert ...".
+  std::string why = openssl_detail;
+  if (const auto pos = why.rfind(":"); pos != std::string::npos) {
+    why = why.substr(pos + 1);
+  }
+  if (const auto paren = why.find(" ("); paren != std::string::npos) why.resize(paren);
+  return {Errc::tls_handshake_failed,
+          target + " rejected the TLS handshake: " + (why.empty() ? "unknown reason" : why),
+          openssl_detail};
+}
+
+Result<void> wait_for(int fd, short events, Clock::time_point deadline, const std::string& target,
+                      std::chrono::milliseconds timeout) {
+  pollfd pfd{fd, events, 0};
+  int rc = 0;
+  do {
+    rc = ::poll(&pfd, 1, detail::millis_until(deadline));
+  } while (rc < 0 && errno == EINTR);
+  if (rc == 0) {
+    return fail(Errc::timeout, target + " accepted the connection but did not complete the TLS " +
+                                   "handshake within " + ms_text(timeout) +
+                                   " (a stalled server, or not a TLS port?)");
+  }
+  if (rc < 0) return fail(Errc::io_error, std::string("poll failed: ") + std::strerror(errno));
+  return {};
+}
+
+std::vector<unsigned char> alpn_wire(const std::vector<std::string>& protocols) {
+  std::vector<unsigned char> wire;
+  for (const auto& p : protocols) {
+    wire.push_back(static_cast<unsigned char>(p.size()));
+    wire.insert(wire.end(), p.begin(), p.end());
+  }
+  return wire;
+}
+
+Result<detail::SslCtxPtr> make_client_context() {
+  detail::SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
+  if (!ctx) return fail(Errc::internal, "cannot create TLS context", detail::drain_errors());
+  // getcert's job is to see what a server presents, including old or weak servers, so the
+  // handshake accepts anything; the verdict comes from verify_chain(), not from the handshake.
+  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
+  SSL_CTX_set_security_level(ctx.get(), 0);
+  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_VERSION);
+  SSL_CTX_set_options(ctx.get(), SSL_OP_LEGACY_SERVER_CONNECT);
+  if (SSL_CTX_set_cipher_list(ctx.get(), "ALL:@SECLEVEL=0") != 1) {
+    return fail(Errc::internal, "cannot configure ciphers", detail::drain_errors());
+  }
+  return ctx;
+}
+
+}  // namespace
+
+Result<FetchResult> fetch(std::string_view endpoint, const FetchOptions& options) {
+  auto parsed = parse_endpoint(endpoint);
+  if (!parsed) return tl::unexpected(parsed.error());
+  return fetch(*parsed, options);
+}
+
+Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options) {
+  const auto deadline = Clock::now() + options.timeout;
+  const std::string target = endpoint.to_string();
+
+  // Everything that can fail locally fails before any packet is sent.
+  auto trust = detail::load_trust_store(options.trust);
+  if (!trust) return tl::unexpected(trust.error());
+  if (options.sni && !options.sni->empty() && is_ip_literal(*options.sni)) {
+    return fail(Errc::invalid_argument, "--sni takes a host name, not an IP address");
+  }
+  for (const auto& p : options.alpn) {
+    if (p.empty() || p.size() > 255) {
+      return fail(Errc::invalid_argument, "ALPN protocol names must be 1-255 bytes long");
+    }
+  }
+  detail::clear_errors();
+  auto ctx = make_client_context();
+  if (!ctx) return tl::unexpected(ctx.error());
+
+  auto conn = detail::dial_tcp(endpoint.host, endpoint.port, deadline, options.connect_timeout);
+  if (!conn) return tl::unexpected(conn.error());
+
+  FetchResult result;
+  result.target.host = endpoint.host;
+  result.target.port = endpoint.port;
+  result.target.address = conn->address;
+  if (options.send_sni) {
+    result.target.sni = options.sni.value_or(endpoint.is_ip ? std::string() : endpoint.host);
+  }
+
+  detail::SslPtr ssl(SSL_new(ctx->get()));
+  BIO* bio = BIO_new_socket(conn->fd.get(), BIO_NOCLOSE);
+  if (!ssl || bio == nullptr) {
+    BIO_free(bio);
+    return fail(Errc::internal, "cannot create TLS session", detail::drain_errors());
+  }
+  PeerBytes peer;
+  BIO_set_callback_ex(bio, record_peer_bytes);
+  BIO_set_callback_arg(bio, reinterpret_cast<char*>(&peer));
+  SSL_set_bio(ssl.get(), bio, bio);  // ssl owns bio from here
+  if (!result.target.sni.empty() &&
+      !detail::set_sni(ssl.get(), result.target.sni.c_str())) {
+    return fail(Errc::invalid_argument, "cannot send server name '" + result.target.sni + "'",
+                detail::drain_errors());
+  }
+  if (!options.alpn.empty()) {
+    const auto wire = alpn_wire(options.alpn);
+    if (SSL_set_alpn_protos(ssl.get(), wire.data(), static_cast<unsigned>(wire.size())) != 0) {
+      return fail(Errc::internal, "cannot offer ALPN", detail::drain_errors());
+    }
+  }
+  detail::request_ocsp_staple(ssl.get());
+
+  for (;;) {
+    detail::clear_errors();
+    errno = 0;
+    const int rc = SSL_connect(ssl.get());
+    if (rc == 1) break;
+    const int err = SSL_get_error(ssl.get(), rc);
+    const int saved_errno = errno;
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+      auto waited = wait_for(conn->fd.get(), err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT,
+                             deadline, target, options.timeout);
+      if (!waited) return tl::unexpected(waited.error());
+      continue;
+    }
+    return tl::unexpected(
+        classify_handshake_failure(err, saved_errno, peer, target, detail::drain_errors()));
+  }
+
+  STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl.get());  // get0: borrowed
+  for (int i = 0; i < sk_X509_num(chain); ++i) {
+    auto cert = detail::certificate_from_x509(sk_X509_value(chain, i));
+    if (!cert) return tl::unexpected(cert.error());
+    result.presented_chain.push_back(std::move(*cert));
+  }
+  result.tls.version = SSL_get_version(ssl.get());
+  if (const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl.get()); cipher != nullptr) {
+    const char* name = SSL_CIPHER_standard_name(cipher);
+    result.tls.cipher = name != nullptr ? name : SSL_CIPHER_get_name(cipher);
+  }
+  const unsigned char* alpn = nullptr;
+  unsigned alpn_len = 0;
+  SSL_get0_alpn_selected(ssl.get(), &alpn, &alpn_len);
+  if (alpn != nullptr) result.tls.alpn.assign(reinterpret_cast<const char*>(alpn), alpn_len);
+  const unsigned char* ocsp = nullptr;
+  const long ocsp_len = detail::get_ocsp_staple(ssl.get(), &ocsp);
+  if (ocsp != nullptr && ocsp_len > 0) {
+    result.tls.ocsp_stapled = true;
+    result.tls.ocsp_response.assign(ocsp, ocsp + ocsp_len);
+  }
+  (void)SSL_shutdown(ssl.get());  // best effort close_notify; the socket is non-blocking
+  detail::clear_errors();
+
+  if (result.presented_chain.empty()) {
+    return fail(Errc::tls_handshake_failed, target + " completed the handshake without a "
+                                                     "certificate (anonymous or PSK cipher suite)");
+  }
+  VerifyOptions verify;
+  verify.name = options.verify_name.value_or(
+      !result.target.sni.empty() ? result.target.sni : endpoint.host);
+  verify.at_time = options.at_time;
+  verify.purpose = options.purpose;
+  auto verification = detail::verify_with_store(result.presented_chain, verify, *trust);
+  if (!verification) return tl::unexpected(verification.error());
+  result.verification = std::move(*verification);
+  return result;
+}
+
+}  // namespace getcert
