@@ -63,7 +63,6 @@ Result<AddrinfoPtr> resolve(const std::string& host, std::uint16_t port,
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_ADDRCONFIG;
   const std::string service = std::to_string(port);
 
   if (is_ip_literal(host)) {
