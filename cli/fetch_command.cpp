@@ -35,6 +35,12 @@ struct FetchArgs {
   Format format = Format::pem;
   std::string out_dir;
   bool force = false;
+  bool no_fetch_missing = false;
+  bool check_revocation = false;
+  bool require_revocation = false;
+  std::vector<std::string> pins;
+  std::string expires_in;
+  Purpose purpose = Purpose::server;
 };
 
 std::vector<std::string> split_commas(const std::string& list) {
@@ -133,6 +139,22 @@ class FetchCommand final : public Command {
     cmd->add_option("--ca-dir", args_.ca_dir,
                     "Trust this hashed directory (openssl rehash) instead of the system store");
     cmd->add_option("--at", args_.at, "Verify as of this time, e.g. 2027-03-01T00:00:00Z");
+    cmd->add_flag("--no-fetch-missing", args_.no_fetch_missing,
+                  "Do not download an intermediate the server omitted from its AIA URL");
+    cmd->add_flag("--check-revocation", args_.check_revocation,
+                  "Ask each certificate's OCSP responder (else its CRL); unreachable = warning");
+    cmd->add_flag("--require-revocation", args_.require_revocation,
+                  "With --check-revocation: fail when revocation status cannot be established");
+    cmd->add_option("--pin", args_.pins,
+                    "sha256/BASE64 SPKI pin (repeatable); fail unless a chain certificate matches");
+    cmd->add_option("--expires-in", args_.expires_in,
+                    "Exit 6 when a certificate of the chain expires within this window (30d, 12h, 2w)");
+    cmd->add_option("--purpose", args_.purpose, "Key usage to check: server (default), client, any")
+        ->transform(CLI::CheckedTransformer(
+            std::map<std::string, Purpose>{{"server", Purpose::server},
+                                           {"client", Purpose::client},
+                                           {"any", Purpose::any}},
+            CLI::ignore_case));
     cmd->add_flag("-k,--insecure", args_.insecure,
                   "Output the chain even when verification fails (exit 0; the verdict is still "
                   "reported on stderr and in JSON)");
@@ -186,8 +208,13 @@ class FetchCommand final : public Command {
   }
 
  private:
-  Result<FetchOptions> build_options() const {
+  Result<FetchOptions> build_options() {
     FetchOptions o;
+    if (!args_.expires_in.empty()) {
+      auto window = parse_duration(args_.expires_in, std::chrono::hours(24));
+      if (!window) return tl::unexpected(window.error());
+      expires_window_ms_ = window->count();
+    }
     auto timeout = parse_duration(args_.timeout, std::chrono::seconds(1));
     if (!timeout) return tl::unexpected(timeout.error());
     auto connect = parse_duration(args_.connect_timeout, std::chrono::seconds(1));
@@ -202,6 +229,17 @@ class FetchCommand final : public Command {
     o.alpn = split_commas(args_.alpn);
     o.trust.ca_file = args_.ca_file;
     o.trust.ca_dir = args_.ca_dir;
+    o.fetch_missing = !args_.no_fetch_missing;
+    o.check_revocation = args_.check_revocation || args_.require_revocation;
+    o.require_revocation = args_.require_revocation;
+    o.purpose = args_.purpose;
+    for (const auto& pin : args_.pins) {
+      if (pin.rfind("sha256/", 0) != 0 || pin.size() != 7 + 44) {
+        return fail(Errc::invalid_argument,
+                    "--pin takes sha256/ followed by 44 base64 characters, not '" + pin + "'");
+      }
+    }
+    o.pins = args_.pins;
     if (!args_.at.empty()) {
       auto at = parse_instant(args_.at);
       if (!at) return tl::unexpected(at.error());
@@ -229,6 +267,9 @@ class FetchCommand final : public Command {
     const std::string where = endpoint.to_string();
 
     if (term.stderr_is_tty && !global.quiet) term.err << verdict_line(*result, now) << "\n";
+    for (const auto& w : result->verification.warnings) {
+      term.err << "getcert: warning: " << where << ": " << w << "\n";
+    }
     if (!verified) {
       for (const auto& e : result->verification.errors) {
         term.err << "getcert: " << (args_.insecure ? "warning" : "error") << ": " << where
@@ -276,10 +317,34 @@ class FetchCommand final : public Command {
       }
     }
     term.out.flush();
-    return deliver ? kExitOk : kExitVerify;
+    if (!deliver) return kExitVerify;
+    return check_expiry(term, *result, now, where);
+  }
+
+  // --expires-in: the first certificate of the (verified, else presented) chain that
+  // expires within the window makes the run exit 6.
+  int check_expiry(Terminal& term, const FetchResult& r, std::int64_t now,
+                   const std::string& where) const {
+    if (expires_window_ms_ < 0) return kExitOk;
+    const auto& chain = r.verification.verified_chain.empty() ? r.presented_chain
+                                                              : r.verification.verified_chain;
+    const std::int64_t limit = now + expires_window_ms_ / 1000;
+    int rc = kExitOk;
+    for (const auto& c : chain) {
+      if (c.not_after > limit) continue;
+      const auto days = c.days_left(now);
+      term.err << "getcert: warning: " << where << ": certificate '" << c.display_name() << "' "
+               << (c.not_after < now ? "has expired" : "expires in " + std::to_string(days) +
+                                                          (days == 1 ? " day" : " days"))
+               << " (" << format_utc(c.not_after) << "), within --expires-in " << args_.expires_in
+               << "\n";
+      rc = kExitExpiring;
+    }
+    return rc;
   }
 
   FetchArgs args_;
+  std::int64_t expires_window_ms_ = -1;
 };
 
 }  // namespace

@@ -32,11 +32,32 @@ Json verification_json(const Verification& v) {
   for (const auto& e : v.errors) {
     errors.push_back({{"depth", e.depth}, {"code", e.code}, {"reason", e.reason}});
   }
+  Json revocation = Json::array();
+  auto time_or_null = [](const std::optional<std::int64_t>& t) {
+    return t ? Json(format_utc(*t)) : Json(nullptr);
+  };
+  for (const auto& r : v.revocation) {
+    revocation.push_back({{"depth", r.depth},
+                          {"source", r.source},
+                          {"url", r.url.empty() ? Json(nullptr) : Json(r.url)},
+                          {"status", r.status},
+                          {"detail", r.detail.empty() ? Json(nullptr) : Json(r.detail)},
+                          {"produced_at", time_or_null(r.produced_at)},
+                          {"this_update", time_or_null(r.this_update)},
+                          {"next_update", time_or_null(r.next_update)},
+                          {"revoked_at", time_or_null(r.revoked_at)}});
+  }
+  Json fetched = Json::array();
+  for (const auto& c : v.fetched_intermediates) fetched.push_back(c.subject);
   return {{"ok", v.ok},
+          {"verdict", v.verdict},
           {"hostname_ok", v.hostname_ok},
           {"trusted", v.trusted},
           {"errors", errors},
-          {"trust_store", v.trust_store}};
+          {"warnings", v.warnings},
+          {"trust_store", v.trust_store},
+          {"fetched_intermediates", fetched},
+          {"revocation", revocation}};
 }
 
 Json fetch_json(const FetchResult& result, std::int64_t now) {

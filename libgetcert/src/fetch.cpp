@@ -243,6 +243,14 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
       !result.target.sni.empty() ? result.target.sni : endpoint.host);
   verify.at_time = options.at_time;
   verify.purpose = options.purpose;
+  verify.fetch_missing = options.fetch_missing;
+  verify.check_revocation = options.check_revocation;
+  verify.require_revocation = options.require_revocation;
+  verify.pins = options.pins;
+  verify.ocsp_staple = result.tls.ocsp_response;
+  // Revocation and AIA requests get what is left of the overall budget, at least a second.
+  verify.network_timeout = std::max<std::chrono::milliseconds>(
+      std::chrono::milliseconds(detail::millis_until(deadline)), std::chrono::seconds(1));
   auto verification = detail::verify_with_store(result.presented_chain, verify, *trust);
   if (!verification) return tl::unexpected(verification.error());
   result.verification = std::move(*verification);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <ctime>
 
+#include "detail/aia.hpp"
 #include "detail/ossl.hpp"
+#include "detail/revocation.hpp"
 #include "detail/trust_store.hpp"
 #include "detail/x509_util.hpp"
 #include "getcert/endpoint.hpp"
@@ -74,6 +76,7 @@ VerifyProblem describe(const RawProblem& raw, const std::vector<Certificate>& pr
       break;
     case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
     case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
       if (!name_in_presented(cert.issuer, presented) && !cert.is_ca) {
         p.code = "missing_intermediate";
         p.reason = "unable to get local issuer: server did not send intermediate " + issuer +
@@ -170,6 +173,160 @@ int openssl_purpose(Purpose purpose) {
   return 0;
 }
 
+struct PathResult {
+  std::vector<RawProblem> problems;
+  detail::X509StackPtr chain;  // what OpenSSL built, leaf first (complete or not)
+  bool ran = false;
+};
+
+Result<PathResult> build_path(X509* leaf, const std::vector<Certificate>& helpers,
+                              const VerifyOptions& options, X509_STORE* store) {
+  detail::clear_errors();
+  detail::X509StackPtr untrusted(sk_X509_new_null());
+  detail::X509StoreCtxPtr ctx(X509_STORE_CTX_new());
+  if (!untrusted || !ctx) return fail(Errc::internal, "out of memory", detail::drain_errors());
+  for (const auto& h : helpers) {
+    X509Ptr c = detail::x509_from_certificate(h);
+    if (c && sk_X509_push(untrusted.get(), c.get()) > 0) (void)c.release();
+  }
+  if (X509_STORE_CTX_init(ctx.get(), store, leaf, untrusted.get()) != 1) {
+    return fail(Errc::internal, "cannot prepare verification", detail::drain_errors());
+  }
+  PathResult out;
+  X509_STORE_CTX_set_app_data(ctx.get(), &out.problems);
+  X509_STORE_CTX_set_verify_cb(ctx.get(), collect_problem);
+  if (const int purpose = openssl_purpose(options.purpose); purpose != 0) {
+    X509_STORE_CTX_set_purpose(ctx.get(), purpose);
+  }
+  if (options.at_time) {
+    X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(ctx.get()),
+                               static_cast<time_t>(*options.at_time));
+  }
+  const int rc = X509_verify_cert(ctx.get());
+  if (rc < 0) return fail(Errc::internal, "verification could not run", detail::drain_errors());
+  detail::clear_errors();
+  out.ran = rc == 1;
+  out.chain.reset(X509_STORE_CTX_get1_chain(ctx.get()));
+  std::stable_sort(out.problems.begin(), out.problems.end(),
+                   [](const RawProblem& a, const RawProblem& b) { return a.depth < b.depth; });
+  return out;
+}
+
+bool is_issuer_problem(int code) {
+  return code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY ||
+         code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT ||
+         code == X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE;
+}
+
+bool same_certificate(const Certificate& a, const Certificate& b) {
+  return a.subject == b.subject && a.spki_sha256 == b.spki_sha256;
+}
+
+// Downloads missing issuers by following CA Issuers URLs upward from where the path broke.
+std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
+                                               const VerifyOptions& options,
+                                               std::vector<std::string>& notes) {
+  std::vector<Certificate> fetched;
+  constexpr int kMaxDownloads = 4;
+  const int top = sk_X509_num(path.chain.get()) - 1;
+  auto start = detail::certificate_from_x509(sk_X509_value(path.chain.get(), top));
+  if (!start) return fetched;
+  Certificate current = std::move(*start);
+  for (int i = 0; i < kMaxDownloads && !current.self_signed; ++i) {
+    if (current.ca_issuers_urls.empty()) {
+      notes.push_back("'" + current.display_name() + "' names no CA Issuers URL to fetch from");
+      break;
+    }
+    std::optional<Certificate> issuer;
+    for (const auto& url : current.ca_issuers_urls) {
+      auto got = detail::download_issuers(url, options.network_timeout);
+      if (!got) {
+        notes.push_back("fetching the issuer of '" + current.display_name() + "' failed: " +
+                        got.error().message);
+        continue;
+      }
+      for (auto& c : *got) {
+        if (c.subject == current.issuer && !issuer) issuer = c;
+        fetched.push_back(std::move(c));
+      }
+      if (issuer) break;
+    }
+    if (!issuer) break;
+    current = std::move(*issuer);
+  }
+  return fetched;
+}
+
+std::string first_url(const Certificate& c) {
+  return c.ca_issuers_urls.empty() ? std::string() : c.ca_issuers_urls.front();
+}
+
+VerifyProblem missing_intermediate(int depth, const Certificate& child, bool completed,
+                                   bool fetch_tried) {
+  VerifyProblem p;
+  p.depth = depth;
+  p.code = "missing_intermediate";
+  const std::string issuer = "'" + (child.issuer_cn.empty() ? child.issuer : child.issuer_cn) + "'";
+  const std::string url = first_url(child);
+  p.reason = "server did not send the intermediate " + issuer;
+  if (completed) {
+    p.reason += "; it was fetched from " + url +
+                ", as browsers do, but most non-browser clients (gRPC, curl, OpenSSL) will fail";
+  } else if (!url.empty()) {
+    p.reason += "; browsers will fetch it from " + url + ", most non-browser clients will fail" +
+                (fetch_tried ? "" : " (--fetch-missing completes the chain)");
+  } else {
+    p.reason += " and it is not in the trust store";
+  }
+  return p;
+}
+
+bool pin_matches(const std::vector<std::string>& pins, const std::vector<Certificate>& certs) {
+  for (const auto& c : certs) {
+    for (const auto& pin : pins) {
+      if (pin == "sha256/" + c.spki_sha256) return true;
+    }
+  }
+  return false;
+}
+
+void check_revocation_evidence(Verification& v, const VerifyOptions& options, X509_STORE* store,
+                               STACK_OF(X509) * chain, std::int64_t now) {
+  const int n = sk_X509_num(chain);
+  if (n < 2) return;
+  const detail::RevocationContext ctx{store, chain, now, options.network_timeout};
+  if (!options.ocsp_staple.empty()) {
+    v.revocation.push_back(detail::check_ocsp_response(options.ocsp_staple, 0, ctx, "ocsp-staple", ""));
+  }
+  if (options.check_revocation) {
+    for (int depth = 0; depth + 1 < n; ++depth) {
+      v.revocation.push_back(detail::check_online(depth, ctx));
+    }
+  }
+  for (const auto& r : v.revocation) {
+    const std::string who = "certificate at depth " + std::to_string(r.depth);
+    const std::string via = r.source == "ocsp-staple" ? "the stapled OCSP response"
+                            : r.source == "ocsp"      ? "OCSP (" + r.url + ")"
+                            : r.source == "crl"       ? "the CRL (" + r.url + ")"
+                                                      : "revocation check";
+    if (r.status == "revoked") {
+      v.errors.push_back({r.depth, "revoked",
+                          who + " is revoked according to " + via +
+                              (r.revoked_at ? " since " + format_utc(*r.revoked_at) : "") +
+                              (r.detail.empty() ? "" : " (reason: " + r.detail + ")")});
+    } else if (r.status == "error" && r.source == "ocsp-staple") {
+      v.errors.push_back({r.depth, "bad_ocsp_staple", "stapled OCSP response rejected: " + r.detail});
+    } else if (r.status == "error" || r.status == "unknown") {
+      const std::string text = via + " for " + who + ": " + r.detail;
+      if (options.require_revocation) {
+        v.errors.push_back({r.depth, "revocation_unavailable", text + " (--require-revocation)"});
+      } else {
+        v.warnings.push_back(text);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Result<Verification> verify_chain(const std::vector<Certificate>& presented,
@@ -184,48 +341,80 @@ namespace detail {
 Result<Verification> verify_with_store(const std::vector<Certificate>& presented,
                                        const VerifyOptions& options, const TrustStore& trust) {
   if (presented.empty()) return fail(Errc::invalid_argument, "no certificate to verify");
-  clear_errors();
-  X509Ptr leaf = detail::x509_from_certificate(presented.front());
-  detail::X509StackPtr untrusted(sk_X509_new_null());
-  detail::X509StoreCtxPtr ctx(X509_STORE_CTX_new());
-  if (!leaf || !untrusted || !ctx) {
-    return fail(Errc::internal, "cannot prepare verification", detail::drain_errors());
-  }
-  for (std::size_t i = 1; i < presented.size(); ++i) {
-    X509Ptr c = detail::x509_from_certificate(presented[i]);
-    if (c && sk_X509_push(untrusted.get(), c.get()) > 0) (void)c.release();
-  }
-
-  if (X509_STORE_CTX_init(ctx.get(), trust.store.get(), leaf.get(), untrusted.get()) != 1) {
-    return fail(Errc::internal, "cannot prepare verification", detail::drain_errors());
-  }
-  std::vector<RawProblem> raw;
-  X509_STORE_CTX_set_app_data(ctx.get(), &raw);
-  X509_STORE_CTX_set_verify_cb(ctx.get(), collect_problem);
-  if (const int purpose = openssl_purpose(options.purpose); purpose != 0) {
-    X509_STORE_CTX_set_purpose(ctx.get(), purpose);
-  }
+  X509Ptr leaf = x509_from_certificate(presented.front());
+  if (!leaf) return fail(Errc::internal, "cannot re-read the leaf certificate");
   const std::int64_t now = options.at_time.value_or(static_cast<std::int64_t>(std::time(nullptr)));
-  if (options.at_time) {
-    X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(ctx.get()),
-                               static_cast<time_t>(*options.at_time));
-  }
-  const int rc = X509_verify_cert(ctx.get());
-  if (rc < 0) return fail(Errc::internal, "verification could not run", detail::drain_errors());
-  detail::clear_errors();
+  const std::vector<Certificate> helpers(presented.begin() + 1, presented.end());
+
+  auto path = build_path(leaf.get(), helpers, options, trust.store.get());
+  if (!path) return tl::unexpected(path.error());
 
   Verification v;
   v.trust_store = trust.description;
-  std::stable_sort(raw.begin(), raw.end(),
-                   [](const RawProblem& a, const RawProblem& b) { return a.depth < b.depth; });
-  for (const auto& r : raw) v.errors.push_back(describe(r, presented, now));
-  v.trusted = rc == 1 && raw.empty();
+
+  // Where the server left a gap, say so plainly; optionally complete it as a browser would.
+  const auto gap = std::find_if(path->problems.begin(), path->problems.end(), [&](const RawProblem& p) {
+    if (!is_issuer_problem(p.code) || !p.cert) return false;
+    auto c = certificate_from_x509(p.cert.get());
+    return c && !c->self_signed && !name_in_presented(c->issuer, presented) &&
+           !c->ca_issuers_urls.empty();
+  });
+  bool completed = false;
+  std::optional<VerifyProblem> gap_problem;
+  if (gap != path->problems.end()) {
+    const int gap_depth = gap->depth;
+    auto child = certificate_from_x509(gap->cert.get());
+    if (!child) return tl::unexpected(child.error());
+    std::vector<std::string> notes;
+    if (options.fetch_missing) {
+      v.fetched_intermediates = fetch_missing_issuers(*path, options, notes);
+      if (!v.fetched_intermediates.empty()) {
+        std::vector<Certificate> more = helpers;
+        more.insert(more.end(), v.fetched_intermediates.begin(), v.fetched_intermediates.end());
+        auto again = build_path(leaf.get(), more, options, trust.store.get());
+        if (!again) return tl::unexpected(again.error());
+        completed = std::none_of(again->problems.begin(), again->problems.end(),
+                                 [](const RawProblem& p) { return is_issuer_problem(p.code); });
+        if (completed) path = std::move(again);
+      }
+    }
+    gap_problem = missing_intermediate(gap_depth, *child, completed, options.fetch_missing);
+    // Notes explain a failed completion; after a success they are noise.
+    if (!completed) {
+      for (auto& n : notes) v.warnings.push_back(std::move(n));
+    }
+  }
+
+  for (const auto& r : path->problems) {
+    if (gap_problem && is_issuer_problem(r.code)) continue;
+    v.errors.push_back(describe(r, presented, now));
+  }
+  if (gap_problem) v.errors.insert(v.errors.begin(), *gap_problem);
+  // A gap completed from the AIA URL still counts as a path to a trust anchor.
+  v.trusted = path->ran && v.errors.size() == (completed ? 1U : 0U);
+
+  bool from_store = false;
   if (v.trusted) {
-    STACK_OF(X509)* chain = X509_STORE_CTX_get0_chain(ctx.get());
+    STACK_OF(X509)* chain = path->chain.get();
     for (int i = 0; i < sk_X509_num(chain); ++i) {
-      auto c = detail::certificate_from_x509(sk_X509_value(chain, i));
+      auto c = certificate_from_x509(sk_X509_value(chain, i));
       if (!c) return tl::unexpected(c.error());
       v.verified_chain.push_back(std::move(*c));
+    }
+    // An intermediate the server did not send, supplied by the local store: never silent.
+    for (std::size_t i = 1; i + 1 < v.verified_chain.size(); ++i) {
+      const auto& c = v.verified_chain[i];
+      const auto same = [&](const Certificate& p) { return same_certificate(p, c); };
+      const bool sent = std::any_of(presented.begin(), presented.end(), same);
+      const bool downloaded = std::any_of(v.fetched_intermediates.begin(),
+                                          v.fetched_intermediates.end(), same);
+      if (!sent && !downloaded) {
+        from_store = true;
+        v.errors.push_back({static_cast<int>(i), "missing_intermediate",
+                            "server did not send the intermediate '" + c.display_name() +
+                                "'; it was found only in the local trust store, so clients "
+                                "without it will fail"});
+      }
     }
   }
 
@@ -236,7 +425,25 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
       v.errors.insert(v.errors.begin(), std::move(*problem));
     }
   }
-  v.ok = v.trusted && v.hostname_ok;
+  if (!options.pins.empty()) {
+    const auto& candidates = v.verified_chain.empty() ? presented : v.verified_chain;
+    if (!pin_matches(options.pins, candidates)) {
+      v.errors.push_back({0, "pin_mismatch",
+                          "no certificate in the chain matches the pinned key(s) " +
+                              list_names(options.pins)});
+    }
+  }
+  if (v.trusted) check_revocation_evidence(v, options, trust.store.get(), path->chain.get(), now);
+
+  const std::size_t gap_errors = (completed ? 1U : 0U) + (from_store ? 1U : 0U);
+  v.ok = v.trusted && v.errors.empty();
+  if (v.ok) {
+    v.verdict = "valid";
+  } else if (v.trusted && v.errors.size() == gap_errors) {
+    v.verdict = completed ? "valid_only_with_aia_fetch" : "incomplete_chain";
+  } else {
+    v.verdict = "invalid";
+  }
   return v;
 }
 

@@ -1,0 +1,22 @@
+#pragma once
+
+// Downloading a certificate's issuer from its Authority Information Access "CA Issuers" URL,
+// the way browsers complete chains that servers sent incomplete.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "getcert/certificate.hpp"
+#include "getcert/error.hpp"
+
+namespace getcert::detail {
+
+// Certificates found at `url`: a DER or PEM certificate, or a certs-only PKCS#7 (DER or PEM).
+Result<std::vector<Certificate>> download_issuers(const std::string& url,
+                                                  std::chrono::milliseconds timeout);
+
+// Parses the body of such a download (exposed for tests and for local files).
+Result<std::vector<Certificate>> parse_certificate_bundle(const std::vector<std::uint8_t>& bytes);
+
+}  // namespace getcert::detail

@@ -1,0 +1,31 @@
+#pragma once
+
+// Revocation evidence: stapled OCSP responses, OCSP responders and CRLs over HTTP.
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "detail/ossl.hpp"
+#include "getcert/verify.hpp"
+
+namespace getcert::detail {
+
+struct RevocationContext {
+  X509_STORE* store;           // trust anchors (borrowed)
+  STACK_OF(X509) * chain;      // the verified chain, leaf first (borrowed)
+  std::int64_t now;
+  std::chrono::milliseconds timeout;
+};
+
+// Checks an OCSP response (DER) about chain[depth] issued by chain[depth + 1]: signature,
+// freshness and status. `source` is "ocsp-staple" or "ocsp".
+RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int depth,
+                                    const RevocationContext& ctx, const std::string& source,
+                                    const std::string& url);
+
+// Asks chain[depth]'s OCSP responder, else downloads its CRL. Returns status "error" with the
+// reason when no responder/CRL answered, "none" when the certificate names neither.
+RevocationCheck check_online(int depth, const RevocationContext& ctx);
+
+}  // namespace getcert::detail
