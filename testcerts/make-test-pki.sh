@@ -76,6 +76,8 @@ ts() { date -u -d "@$(( now + $1 * day ))" +%Y%m%d%H%M%SZ; }   # ts DAYS_FROM_NO
 # exactly the extensions of its section, nothing else.
 # ---------------------------------------------------------------------------
 AIA_URL="http://127.0.0.1:18080/intermediate.der"
+OCSP_URL="http://127.0.0.1:18081"
+CRL_URL="http://127.0.0.1:18080/intermediate.crl"
 cnf=$work/openssl.cnf
 ext=$work/ext.cnf
 
@@ -88,6 +90,8 @@ dir             = $work
 database        = \$dir/index.txt
 new_certs_dir   = \$dir/newcerts
 serial          = \$dir/serial
+crlnumber       = \$dir/crlnumber
+default_crl_days = 30
 default_md      = sha256
 default_days    = 365
 policy          = policy_any
@@ -122,7 +126,8 @@ subjectKeyIdentifier   = hash
 authorityKeyIdentifier = keyid:always
 EOF
 
-# add_leaf_section NAME KEYUSAGE EKU SAN(empty = none) AIA(yes|no)
+# add_leaf_section NAME KEYUSAGE EKU SAN(empty = none) AIA(yes|no|revocation)
+#   revocation: AIA with CA Issuers + OCSP responder, and a CRL distribution point
 add_leaf_section() {
     local name=$1 ku=$2 eku=$3 san=$4 aia=$5
     {
@@ -133,6 +138,10 @@ add_leaf_section() {
         printf 'subjectKeyIdentifier   = hash\n'
         printf 'authorityKeyIdentifier = keyid:always\n'
         [[ $aia != yes ]] || printf 'authorityInfoAccess    = caIssuers;URI:%s\n' "$AIA_URL"
+        if [[ $aia == revocation ]]; then
+            printf 'authorityInfoAccess    = caIssuers;URI:%s, OCSP;URI:%s\n' "$AIA_URL" "$OCSP_URL"
+            printf 'crlDistributionPoints  = URI:%s\n' "$CRL_URL"
+        fi
         [[ -z $san ]] || printf 'subjectAltName         = %s\n' "$san"
     } >>"$ext"
 }
@@ -240,6 +249,55 @@ leaf selfsigned ec      selfsigned.test      "DNS:localhost, DNS:selfsigned.test
 leaf untrusted  ec      untrusted.test       "DNS:localhost, DNS:untrusted.test, IP:127.0.0.1"        -1 365 untrusted-root
 
 # ---------------------------------------------------------------------------
+# Revocation: leaves that name an OCSP responder and a CRL; one revoked, one the
+# CA database does not know; the CRL, the responder's index, and pre-made OCSP
+# responses for stapling (good, revoked, unknown, and one signed by the wrong key).
+# ---------------------------------------------------------------------------
+# rleaf NAME -> a P-256 leaf for localhost/127.0.0.1 with revocation pointers
+rleaf() {
+    local name=$1
+    add_leaf_section "$name" "$KU_EC" serverAuth \
+        "DNS:localhost, DNS:$name.test, IP:127.0.0.1" revocation
+    genkey "$name" ec
+    csr "$name" "/CN=$name.test"
+}
+rleaf good
+sign good intermediate v3_good -1 365
+rleaf revoked
+sign revoked intermediate v3_revoked -1 365
+# "unknown" is signed outside the CA database, so the responder has never heard of it.
+rleaf unknown
+run "$OPENSSL" x509 -req -in "$work/unknown.csr" -CA "$tmp/intermediate.pem" \
+    -CAkey "$tmp/intermediate.key" -set_serial 0x0badc0de -days 365 -sha256 \
+    -extfile "$ext" -extensions v3_unknown -out "$tmp/unknown.pem"
+for n in good revoked unknown; do
+    cat "$tmp/$n.pem" "$tmp/intermediate.pem" >"$tmp/$n-chain.pem"
+    chmod 0644 "$tmp/$n.pem" "$tmp/$n-chain.pem"
+done
+echo 1000 >"$work/crlnumber"
+run "$OPENSSL" ca -batch -config "$cnf" -cert "$tmp/intermediate.pem" \
+    -keyfile "$tmp/intermediate.key" -revoke "$tmp/revoked.pem" -crl_reason keyCompromise
+run "$OPENSSL" ca -batch -config "$cnf" -cert "$tmp/intermediate.pem" \
+    -keyfile "$tmp/intermediate.key" -gencrl -out "$tmp/intermediate-crl.pem"
+run "$OPENSSL" crl -in "$tmp/intermediate-crl.pem" -outform DER -out "$tmp/intermediate.crl"
+cp "$work/index.txt" "$tmp/ocsp-index.txt"
+
+# ocsp_response CERT OUT [SIGNER]: what the intermediate's responder says about CERT.
+ocsp_response() {
+    local cert=$1 out=$2 signer=${3:-intermediate}
+    run "$OPENSSL" ocsp -issuer "$tmp/intermediate.pem" -cert "$tmp/$cert.pem" -no_nonce \
+        -reqout "$work/$out.req"
+    run "$OPENSSL" ocsp -index "$tmp/ocsp-index.txt" -CA "$tmp/intermediate.pem" \
+        -rsigner "$tmp/$signer.pem" -rkey "$tmp/$signer.key" -reqin "$work/$out.req" \
+        -respout "$tmp/$out" -ndays 7
+}
+ocsp_response good good-ocsp.der
+ocsp_response revoked revoked-ocsp.der
+ocsp_response unknown unknown-ocsp.der
+ocsp_response good wrongkey-ocsp.der untrusted-root
+chmod 0644 "$tmp"/*.der "$tmp"/*.crl "$tmp/intermediate-crl.pem" "$tmp/ocsp-index.txt"
+
+# ---------------------------------------------------------------------------
 # Trust stores
 # ---------------------------------------------------------------------------
 cp "$tmp/root.pem" "$tmp/ca-bundle.pem"
@@ -302,6 +360,12 @@ validity() {
     echo "selfsigned-chain.pem   selfsigned.pem only"
     echo "untrusted.{key,pem}    P-256; CN=untrusted.test; SAN DNS:localhost,DNS:untrusted.test,IP:127.0.0.1; issued by untrusted-root (no AIA); $(validity untrusted)"
     echo "untrusted-chain.pem    untrusted.pem + untrusted-root.pem"
+    echo "good/revoked/unknown.{key,pem}, -chain.pem  P-256; CN=NAME.test; SAN DNS:localhost,DNS:NAME.test,IP:127.0.0.1; AIA caIssuers + OCSP;URI:$OCSP_URL; CRL DP $CRL_URL"
+    echo "                       revoked: revoked (keyCompromise) in the CA database and CRL; unknown: signed outside the database"
+    echo "intermediate.crl       DER CRL of the intermediate listing 'revoked' (also intermediate-crl.pem); serve at $CRL_URL"
+    echo "ocsp-index.txt         CA database for: openssl ocsp -index ocsp-index.txt -CA intermediate.pem -rsigner intermediate.pem -rkey intermediate.key -port 18081"
+    echo "good-ocsp.der, revoked-ocsp.der, unknown-ocsp.der   OCSP responses for stapling (s_server -status_file), valid 7 days"
+    echo "wrongkey-ocsp.der      OCSP response about 'good' signed by the untrusted root (must be rejected)"
     echo "ca-bundle.pem          copy of root.pem (use as CAfile)"
     echo "ca-dir/                root.pem + hash link $hashlink (use as CApath)"
     echo "README.txt             this file"
