@@ -1,6 +1,7 @@
 #include "getcert/endpoint.hpp"
 
 #include <arpa/inet.h>
+#include <idn2.h>
 
 #include <algorithm>
 #include <array>
@@ -59,6 +60,33 @@ bool is_hostname(std::string_view host) {
 }
 
 }  // namespace
+
+Result<std::string> normalize_hostname(std::string_view name) {
+  if (!name.empty() && name.back() == '.') name.remove_suffix(1);
+  if (!is_hostname(name)) {
+    return fail(Errc::invalid_argument,
+                "'" + std::string(name) + "' is not a valid host name or IP address");
+  }
+  const bool ascii = std::all_of(name.begin(), name.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  std::string out;
+  if (ascii) {
+    out.assign(name);
+  } else {
+    char* converted = nullptr;
+    const std::string input(name);
+    const int rc = idn2_to_ascii_8z(input.c_str(), &converted, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
+    if (rc != IDN2_OK) {
+      return fail(Errc::invalid_argument, "'" + input + "' is not a valid internationalised "
+                                          "domain name: " + idn2_strerror(rc));
+    }
+    out = converted;
+    idn2_free(converted);
+  }
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
 
 bool is_ip_literal(std::string_view text) {
   if (text.empty() || text.size() >= INET6_ADDRSTRLEN) return false;
@@ -145,15 +173,9 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
     return ep;
   }
   // A trailing dot marks a fully qualified name; it is not part of the name we send or match.
-  if (host.back() == '.') host.remove_suffix(1);
-  if (!is_hostname(host)) {
-    return fail(Errc::invalid_argument,
-                "'" + std::string(host) + "' is not a valid host name or IP address");
-  }
-  ep.host = std::string(host);
-  std::transform(ep.host.begin(), ep.host.end(), ep.host.begin(), [](unsigned char c) {
-    return c < 0x80 ? static_cast<char>(std::tolower(c)) : static_cast<char>(c);
-  });
+  auto name = normalize_hostname(host);
+  if (!name) return tl::unexpected(name.error());
+  ep.host = std::move(*name);
   return ep;
 }
 

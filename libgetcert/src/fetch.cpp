@@ -147,8 +147,14 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
   // Everything that can fail locally fails before any packet is sent.
   auto trust = detail::load_trust_store(options.trust);
   if (!trust) return tl::unexpected(trust.error());
-  if (options.sni && !options.sni->empty() && is_ip_literal(*options.sni)) {
-    return fail(Errc::invalid_argument, "--sni takes a host name, not an IP address");
+  std::optional<std::string> sni;
+  if (options.sni && !options.sni->empty()) {
+    if (is_ip_literal(*options.sni)) {
+      return fail(Errc::invalid_argument, "--sni takes a host name, not an IP address");
+    }
+    auto name = normalize_hostname(*options.sni);
+    if (!name) return tl::unexpected(name.error());
+    sni = std::move(*name);
   }
   for (const auto& p : options.alpn) {
     if (p.empty() || p.size() > 255) {
@@ -167,7 +173,7 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
   result.target.port = endpoint.port;
   result.target.address = conn->address;
   if (options.send_sni) {
-    result.target.sni = options.sni.value_or(endpoint.is_ip ? std::string() : endpoint.host);
+    result.target.sni = sni.value_or(endpoint.is_ip ? std::string() : endpoint.host);
   }
 
   detail::SslPtr ssl(SSL_new(ctx->get()));

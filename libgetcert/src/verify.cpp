@@ -139,8 +139,11 @@ std::string list_names(const std::vector<std::string>& names) {
 std::optional<VerifyProblem> check_name(X509* leaf, const Certificate& model,
                                         const std::string& wanted) {
   std::string name = wanted;
-  if (!name.empty() && name.back() == '.') name.pop_back();
   const bool ip = is_ip_literal(name);
+  if (!ip) {
+    auto normalized = normalize_hostname(name);
+    if (normalized) name = std::move(*normalized);
+  }
   const int rc = ip ? X509_check_ip_asc(leaf, name.c_str(), 0)
                     : X509_check_host(leaf, name.data(), name.size(),
                                       X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS, nullptr);

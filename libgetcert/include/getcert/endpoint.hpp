@@ -24,6 +24,11 @@ struct Endpoint {
 // message that names the problem ("port 70000 is out of range 1-65535").
 Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_port = 443);
 
+// Canonical form of a DNS name for sending (SNI) and matching: lowercase, no trailing dot,
+// internationalised labels converted to A-labels (IDNA 2008, "bücher.example" ->
+// "xn--bcher-kva.example"). Fails with invalid_argument for names that cannot be valid.
+Result<std::string> normalize_hostname(std::string_view name);
+
 // True when text is an IPv4 or IPv6 address literal (no brackets, no port).
 bool is_ip_literal(std::string_view text);
 
