@@ -63,6 +63,8 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
 
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_fetch_command());
+  commands.push_back(make_p12_command());
+  commands.push_back(make_show_command());
   std::vector<std::pair<CLI::App*, Command*>> table;
   for (auto& c : commands) {
     CLI::App* sub = c->add_to(app);

@@ -27,5 +27,7 @@ class Command {
 };
 
 std::unique_ptr<Command> make_fetch_command();
+std::unique_ptr<Command> make_p12_command();
+std::unique_ptr<Command> make_show_command();
 
 }  // namespace getcert::cli

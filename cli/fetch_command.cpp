@@ -13,6 +13,7 @@
 #include "report.hpp"
 #include "safe_file.hpp"
 #include "time_args.hpp"
+#include "verify_args.hpp"
 
 namespace getcert::cli {
 namespace {
@@ -27,20 +28,12 @@ struct FetchArgs {
   std::string sni;
   bool no_sni = false;
   std::string alpn;
-  std::string ca_file;
-  std::string ca_dir;
-  std::string at;
+  VerifyArgs verify;
   bool insecure = false;
   Select select = Select::presented;
   Format format = Format::pem;
   std::string out_dir;
   bool force = false;
-  bool no_fetch_missing = false;
-  bool check_revocation = false;
-  bool require_revocation = false;
-  std::vector<std::string> pins;
-  std::string expires_in;
-  Purpose purpose = Purpose::server;
 };
 
 std::vector<std::string> split_commas(const std::string& list) {
@@ -134,27 +127,7 @@ class FetchCommand final : public Command {
     cmd->add_option("--sni", args_.sni, "Server name to send (default: the host, never an IP)");
     cmd->add_flag("--no-sni", args_.no_sni, "Send no server name")->excludes("--sni");
     cmd->add_option("--alpn", args_.alpn, "Offer ALPN protocols, e.g. h2,http/1.1");
-    cmd->add_option("--ca-file", args_.ca_file,
-                    "Trust these PEM certificates instead of the system store");
-    cmd->add_option("--ca-dir", args_.ca_dir,
-                    "Trust this hashed directory (openssl rehash) instead of the system store");
-    cmd->add_option("--at", args_.at, "Verify as of this time, e.g. 2027-03-01T00:00:00Z");
-    cmd->add_flag("--no-fetch-missing", args_.no_fetch_missing,
-                  "Do not download an intermediate the server omitted from its AIA URL");
-    cmd->add_flag("--check-revocation", args_.check_revocation,
-                  "Ask each certificate's OCSP responder (else its CRL); unreachable = warning");
-    cmd->add_flag("--require-revocation", args_.require_revocation,
-                  "With --check-revocation: fail when revocation status cannot be established");
-    cmd->add_option("--pin", args_.pins,
-                    "sha256/BASE64 SPKI pin (repeatable); fail unless a chain certificate matches");
-    cmd->add_option("--expires-in", args_.expires_in,
-                    "Exit 6 when a certificate of the chain expires within this window (30d, 12h, 2w)");
-    cmd->add_option("--purpose", args_.purpose, "Key usage to check: server (default), client, any")
-        ->transform(CLI::CheckedTransformer(
-            std::map<std::string, Purpose>{{"server", Purpose::server},
-                                           {"client", Purpose::client},
-                                           {"any", Purpose::any}},
-            CLI::ignore_case));
+    add_verify_options(cmd, args_.verify, /*online=*/true);
     cmd->add_flag("-k,--insecure", args_.insecure,
                   "Output the chain even when verification fails (exit 0; the verdict is still "
                   "reported on stderr and in JSON)");
@@ -209,12 +182,11 @@ class FetchCommand final : public Command {
 
  private:
   Result<FetchOptions> build_options() {
+    auto settings = build_verify_settings(args_.verify, /*online=*/true);
+    if (!settings) return tl::unexpected(settings.error());
+    settings_ = *settings;
+    const VerifyOptions& v = settings_.options;
     FetchOptions o;
-    if (!args_.expires_in.empty()) {
-      auto window = parse_duration(args_.expires_in, std::chrono::hours(24));
-      if (!window) return tl::unexpected(window.error());
-      expires_window_ms_ = window->count();
-    }
     auto timeout = parse_duration(args_.timeout, std::chrono::seconds(1));
     if (!timeout) return tl::unexpected(timeout.error());
     auto connect = parse_duration(args_.connect_timeout, std::chrono::seconds(1));
@@ -227,24 +199,13 @@ class FetchCommand final : public Command {
     if (!args_.sni.empty()) o.sni = args_.sni;
     o.send_sni = !args_.no_sni;
     o.alpn = split_commas(args_.alpn);
-    o.trust.ca_file = args_.ca_file;
-    o.trust.ca_dir = args_.ca_dir;
-    o.fetch_missing = !args_.no_fetch_missing;
-    o.check_revocation = args_.check_revocation || args_.require_revocation;
-    o.require_revocation = args_.require_revocation;
-    o.purpose = args_.purpose;
-    for (const auto& pin : args_.pins) {
-      if (pin.rfind("sha256/", 0) != 0 || pin.size() != 7 + 44) {
-        return fail(Errc::invalid_argument,
-                    "--pin takes sha256/ followed by 44 base64 characters, not '" + pin + "'");
-      }
-    }
-    o.pins = args_.pins;
-    if (!args_.at.empty()) {
-      auto at = parse_instant(args_.at);
-      if (!at) return tl::unexpected(at.error());
-      o.at_time = *at;
-    }
+    o.trust = v.trust;
+    o.at_time = v.at_time;
+    o.purpose = v.purpose;
+    o.fetch_missing = v.fetch_missing;
+    o.check_revocation = v.check_revocation;
+    o.require_revocation = v.require_revocation;
+    o.pins = v.pins;
     return o;
   }
 
@@ -267,14 +228,8 @@ class FetchCommand final : public Command {
     const std::string where = endpoint.to_string();
 
     if (term.stderr_is_tty && !global.quiet) term.err << verdict_line(*result, now) << "\n";
-    for (const auto& w : result->verification.warnings) {
-      term.err << "getcert: warning: " << where << ": " << w << "\n";
-    }
+    print_verdict_messages(term, where, result->verification, args_.insecure);
     if (!verified) {
-      for (const auto& e : result->verification.errors) {
-        term.err << "getcert: " << (args_.insecure ? "warning" : "error") << ": " << where
-                 << ": verification failed: " << e.reason << "\n";
-      }
       if (!args_.insecure && args_.format != Format::json && args_.format != Format::text) {
         term.err << "getcert: hint: nothing was written; use --insecure to get the chain "
                     "anyway, or --ca-file if the server uses a private CA\n";
@@ -318,33 +273,14 @@ class FetchCommand final : public Command {
     }
     term.out.flush();
     if (!deliver) return kExitVerify;
-    return check_expiry(term, *result, now, where);
-  }
-
-  // --expires-in: the first certificate of the (verified, else presented) chain that
-  // expires within the window makes the run exit 6.
-  int check_expiry(Terminal& term, const FetchResult& r, std::int64_t now,
-                   const std::string& where) const {
-    if (expires_window_ms_ < 0) return kExitOk;
-    const auto& chain = r.verification.verified_chain.empty() ? r.presented_chain
-                                                              : r.verification.verified_chain;
-    const std::int64_t limit = now + expires_window_ms_ / 1000;
-    int rc = kExitOk;
-    for (const auto& c : chain) {
-      if (c.not_after > limit) continue;
-      const auto days = c.days_left(now);
-      term.err << "getcert: warning: " << where << ": certificate '" << c.display_name() << "' "
-               << (c.not_after < now ? "has expired" : "expires in " + std::to_string(days) +
-                                                          (days == 1 ? " day" : " days"))
-               << " (" << format_utc(c.not_after) << "), within --expires-in " << args_.expires_in
-               << "\n";
-      rc = kExitExpiring;
-    }
-    return rc;
+    const auto& chain = result->verification.verified_chain.empty()
+                            ? result->presented_chain
+                            : result->verification.verified_chain;
+    return check_expiry(term, where, chain, now, settings_, args_.verify.expires_in);
   }
 
   FetchArgs args_;
-  std::int64_t expires_window_ms_ = -1;
+  VerifySettings settings_;
 };
 
 }  // namespace

@@ -60,6 +60,11 @@ Result<Certificate> parse_certificate_der(const std::vector<std::uint8_t>& der);
 // Fails with malformed_input when a CERTIFICATE block is corrupt or none is present.
 Result<std::vector<Certificate>> parse_certificates_pem(const std::string& pem);
 
+// Reads certificates from any common container: one DER certificate, a certs-only PKCS#7
+// (DER or PEM, as .p7b/.p7c files and AIA URLs serve them), or PEM text. Fails with
+// malformed_input when none of these parse.
+Result<std::vector<Certificate>> parse_certificates(const std::vector<std::uint8_t>& bytes);
+
 // PEM text for a sequence of certificates, in order.
 std::string to_pem(const std::vector<Certificate>& chain);
 

@@ -16,7 +16,4 @@ namespace getcert::detail {
 Result<std::vector<Certificate>> download_issuers(const std::string& url,
                                                   std::chrono::milliseconds timeout);
 
-// Parses the body of such a download (exposed for tests and for local files).
-Result<std::vector<Certificate>> parse_certificate_bundle(const std::vector<std::uint8_t>& bytes);
-
 }  // namespace getcert::detail

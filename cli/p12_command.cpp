@@ -1,0 +1,352 @@
+// `getcert p12 topem|info|create`: PKCS#12 files in and out, on top of getcert::pkcs12.
+
+#include <algorithm>
+#include <ctime>
+#include <set>
+#include <sstream>
+
+#include "command.hpp"
+#include "exit_codes.hpp"
+#include "getcert/pkcs12.hpp"
+#include "input_file.hpp"
+#include "p12_input.hpp"
+#include "p12_render.hpp"
+#include "report.hpp"
+#include "safe_file.hpp"
+
+namespace getcert::cli {
+namespace {
+
+std::string stem_of(const std::string& path) {
+  std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  const auto dot = base.rfind('.');
+  if (dot != std::string::npos && dot > 0) base.resize(dot);
+  return base.empty() ? "p12" : base;
+}
+
+// The certificates of an identity's chain that are not self-signed roots: what a server sends
+// after its leaf. Roots go to ca.pem with the extra certificates.
+std::vector<Certificate> intermediates_of(const pkcs12::Identity& id) {
+  std::vector<Certificate> out;
+  for (const auto& c : id.chain) {
+    if (!c.self_signed) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<Certificate> ca_certs_of(const pkcs12::Bundle& b) {
+  std::vector<Certificate> out;
+  std::set<std::string> seen;
+  auto add = [&](const Certificate& c) {
+    if (seen.insert(c.sha256).second) out.push_back(c);
+  };
+  for (const auto& id : b.identities) {
+    for (const auto& c : id.chain) {
+      if (c.self_signed) add(c);
+    }
+  }
+  for (const auto& c : b.extra_certs) add(c);
+  return out;
+}
+
+struct Converted {
+  std::string input;
+  pkcs12::Bundle bundle;
+};
+
+class P12Command final : public Command {
+ public:
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* p12 = app.add_subcommand("p12", "Convert, inspect and create PKCS#12 (.p12/.pfx)");
+    p12->require_subcommand(1);
+    add_topem(p12);
+    add_info(p12);
+    add_create(p12);
+    return p12;
+  }
+
+  int run(Terminal& term, const GlobalOptions& global) override {
+    if (topem_->parsed()) return run_topem(term, global);
+    if (info_->parsed()) return run_info(term, global);
+    return run_create(term, global);
+  }
+
+ private:
+  // ---- topem ---------------------------------------------------------------------------------
+  void add_topem(CLI::App* p12) {
+    topem_ = p12->add_subcommand("topem", "Write key.pem, cert.pem, chain.pem, fullchain.pem and "
+                                          "ca.pem from PKCS#12 files");
+    topem_->add_option("files", files_, "PKCS#12 files (.p12, .pfx)")->required();
+    auto* dir = topem_->add_option("--out-dir", out_dir_,
+                                   "Directory for the PEM files (default: current directory; "
+                                   "one subdirectory per input when several are given)");
+    auto* combined = topem_->add_option("-o,--output", combined_,
+                                        "Write everything to this one PEM file instead (0600)");
+    auto* to_stdout = topem_->add_flag("--stdout", to_stdout_, "Print the PEM bundle to stdout");
+    dir->excludes(combined)->excludes(to_stdout);
+    combined->excludes(to_stdout);
+    topem_->add_option("--key-passphrase-file", key_passphrase_file_,
+                       "Encrypt key.pem (PKCS#8, AES-256-CBC) with the passphrase in this file");
+    topem_->add_flag("--force", force_, "Replace existing output files");
+    add_p12_input_options(topem_, p12_args_);
+    topem_->footer(
+        "Files (per identity; numbered key-2.pem, ... when a file holds several):\n"
+        "  key.pem        private key, PKCS#8, mode 0600\n"
+        "  cert.pem       the certificate matching the key\n"
+        "  chain.pem      its intermediates (leaf excluded, roots excluded)\n"
+        "  fullchain.pem  leaf + intermediates (what a server presents)\n"
+        "  ca.pem         roots and every certificate that belongs to no key\n"
+        "Examples:\n"
+        "  getcert p12 topem bundle.p12 --password-env P12_PASSWORD --out-dir tls/\n"
+        "  getcert p12 topem legacy.pfx --password-file pw.txt --stdout");
+  }
+
+  Result<std::vector<PendingFile>> files_for(const Converted& c, const std::string& dir,
+                                             const std::optional<pkcs12::SecureString>& key_pass) {
+    std::vector<PendingFile> out;
+    const auto& ids = c.bundle.identities;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const std::string suffix = ids.size() > 1 ? "-" + std::to_string(i + 1) : "";
+      const auto& id = ids[i];
+      std::string key;
+      if (key_pass) {
+        auto enc = id.key.encrypted_pem(std::string_view(key_pass->data(), key_pass->size()));
+        if (!enc) return tl::unexpected(enc.error());
+        key.assign(enc->data(), enc->size());
+      } else {
+        const auto pem = id.key.pem();
+        key.assign(pem.data(), pem.size());
+      }
+      out.push_back({dir + "/key" + suffix + ".pem", std::move(key), 0600});
+      if (id.leaf) {
+        const auto inter = intermediates_of(id);
+        out.push_back({dir + "/cert" + suffix + ".pem", id.leaf->pem(), 0644});
+        if (!inter.empty()) out.push_back({dir + "/chain" + suffix + ".pem", to_pem(inter), 0644});
+        std::vector<Certificate> full{*id.leaf};
+        full.insert(full.end(), inter.begin(), inter.end());
+        out.push_back({dir + "/fullchain" + suffix + ".pem", to_pem(full), 0644});
+      }
+    }
+    const auto cas = ca_certs_of(c.bundle);
+    if (!cas.empty()) out.push_back({dir + "/ca.pem", to_pem(cas), 0644});
+    return out;
+  }
+
+  std::string combined_pem(const Converted& c,
+                           const std::optional<pkcs12::SecureString>& key_pass) {
+    std::string out;
+    for (const auto& id : c.bundle.identities) {
+      if (key_pass) {
+        auto enc = id.key.encrypted_pem(std::string_view(key_pass->data(), key_pass->size()));
+        if (enc) out.append(enc->data(), enc->size());
+      } else {
+        const auto pem = id.key.pem();
+        out.append(pem.data(), pem.size());
+      }
+      if (id.leaf) out += id.leaf->pem() + to_pem(intermediates_of(id));
+    }
+    return out + to_pem(ca_certs_of(c.bundle));
+  }
+
+  int run_topem(Terminal& term, const GlobalOptions& global) {
+    if (files_.size() > 1 && !combined_.empty()) {
+      return report_error(term, global,
+                          Error(Errc::invalid_argument, "-o takes one input file; use --out-dir "
+                                                        "for several"));
+    }
+    std::optional<pkcs12::SecureString> key_pass;
+    if (!key_passphrase_file_.empty()) {
+      auto pass = read_secret_file(key_passphrase_file_);
+      if (!pass) return report_error(term, global, pass.error());
+      if (pass->empty()) {
+        return report_error(term, global, Error(Errc::invalid_argument,
+                                                "the key passphrase file is empty"));
+      }
+      key_pass = std::move(*pass);
+    }
+    // Decode everything first: one bad input means nothing is written.
+    std::vector<Converted> converted;
+    for (const auto& f : files_) {
+      auto bytes = read_input(f, term);
+      if (!bytes) return report_error(term, global, bytes.error());
+      auto bundle = open_p12(*bytes, f, p12_args_, term);
+      if (!bundle) return report_error(term, global, bundle.error());
+      for (const auto& w : bundle->info.warnings) report_warning(term, f + ": " + w);
+      converted.push_back({f, std::move(*bundle)});
+    }
+
+    if (to_stdout_) {
+      for (const auto& c : converted) term.out << combined_pem(c, key_pass);
+      return kExitOk;
+    }
+    std::vector<PendingFile> files;
+    if (!combined_.empty()) {
+      files.push_back({combined_, combined_pem(converted.front(), key_pass), 0600});
+    } else {
+      const std::string base = out_dir_.empty() ? "." : out_dir_;
+      if (auto ok = ensure_directory(base); !ok) return report_error(term, global, ok.error());
+      for (const auto& c : converted) {
+        const std::string dir = converted.size() > 1 ? base + "/" + stem_of(c.input) : base;
+        if (converted.size() > 1) {
+          if (auto ok = ensure_directory(dir); !ok) return report_error(term, global, ok.error());
+        }
+        auto more = files_for(c, dir, key_pass);
+        if (!more) return report_error(term, global, more.error());
+        files.insert(files.end(), more->begin(), more->end());
+      }
+    }
+    if (files.empty()) {
+      return report_error(term, global, Error(Errc::malformed_input,
+                                              "the file holds no key and no certificate"));
+    }
+    if (auto ok = write_files_atomically(files, force_); !ok) {
+      return report_error(term, global, ok.error());
+    }
+    if (!global.quiet) {
+      for (const auto& f : files) {
+        term.err << "getcert: wrote " << f.path << (f.mode == 0600 ? " (0600)" : "") << "\n";
+      }
+    }
+    return kExitOk;
+  }
+
+  // ---- info ----------------------------------------------------------------------------------
+  void add_info(CLI::App* p12) {
+    info_ = p12->add_subcommand("info", "Show a PKCS#12 file's structure, algorithms and "
+                                        "certificates (never key material)");
+    info_->add_option("files", info_files_, "PKCS#12 files")->required();
+    info_->add_option("-o,--output", info_format_, "text (default) or json")
+        ->check(CLI::IsMember({"text", "json"}));
+    add_p12_input_options(info_, p12_args_);
+    info_->footer("Examples:\n  getcert p12 info bundle.p12 --password-stdin < pw.txt\n"
+                  "  getcert p12 info trust.p12 --no-password -o json | jq .pkcs12.mac");
+  }
+
+  int run_info(Terminal& term, const GlobalOptions& global) {
+    const std::int64_t now = std::time(nullptr);
+    int rc = kExitOk;
+    for (const auto& f : info_files_) {
+      auto bytes = read_input(f, term);
+      auto bundle = bytes ? open_p12(*bytes, f, p12_args_, term)
+                          : Result<pkcs12::Bundle>(tl::unexpected(bytes.error()));
+      if (!bundle) {
+        const int code = report_error(term, global, bundle.error());
+        if (info_format_ == "json") {
+          term.out << error_json(f, bundle.error(), code).dump() << "\n";
+        }
+        if (rc == kExitOk) rc = code;
+        continue;
+      }
+      if (info_format_ == "json") {
+        term.out << p12_json(f, *bundle, now).dump(term.stdout_is_tty && info_files_.size() == 1
+                                                       ? 2
+                                                       : -1)
+                 << "\n";
+      } else {
+        term.out << p12_text(f, *bundle, now);
+      }
+    }
+    return rc;
+  }
+
+  // ---- create --------------------------------------------------------------------------------
+  void add_create(CLI::App* p12) {
+    create_ = p12->add_subcommand("create", "Build a PKCS#12 file from a PEM key and certificates");
+    create_->add_option("--key", create_key_, "Private key (PEM)")->required();
+    create_->add_option("--cert", create_cert_, "Certificate (PEM); more in the file = chain")
+        ->required();
+    create_->add_option("--chain", create_chain_, "Chain certificates (PEM), any order; repeatable");
+    create_->add_option("-o,--output", create_out_, "The .p12 file to write (0600)")->required();
+    create_->add_flag("--legacy", create_legacy_,
+                      "3DES + SHA-1 MAC for old Windows, Java 8 and macOS importers "
+                      "(default: AES-256-CBC, PBKDF2-SHA256, SHA-256 MAC)");
+    create_->add_option("--name", create_name_, "friendlyName for the key and certificate");
+    create_->add_option("--iterations", create_iterations_, "PBE and MAC iterations (default 10000)");
+    create_->add_option("--key-passphrase-file", key_passphrase_file_,
+                        "Passphrase of an encrypted --key");
+    create_->add_flag("--force", force_, "Replace an existing output file");
+    add_password_options(create_, create_password_, "the new file's password");
+    create_->footer("Examples:\n"
+                    "  getcert p12 create --key key.pem --cert fullchain.pem -o out.p12 "
+                    "--password-env P12_PASSWORD\n"
+                    "  getcert p12 create --key k.pem --cert c.pem --chain ca.pem --legacy "
+                    "-o win.pfx --password-file pw");
+  }
+
+  int run_create(Terminal& term, const GlobalOptions& global) {
+    auto key = read_input(create_key_, term);
+    if (!key) return report_error(term, global, key.error());
+    std::vector<Certificate> certs;
+    std::vector<std::string> cert_files{create_cert_};
+    cert_files.insert(cert_files.end(), create_chain_.begin(), create_chain_.end());
+    for (const auto& f : cert_files) {
+      auto bytes = read_input(f, term);
+      if (!bytes) return report_error(term, global, bytes.error());
+      auto parsed = parse_certificates(*bytes);
+      if (!parsed) {
+        Error e = parsed.error();
+        e.message = f + ": " + e.message;
+        return report_error(term, global, e);
+      }
+      certs.insert(certs.end(), parsed->begin(), parsed->end());
+    }
+    auto password = read_password(create_password_, term);
+    if (!password) return report_error(term, global, password.error());
+    if (!*password) {
+      auto first = prompt_password("Password for " + create_out_ + ": ", term);
+      if (!first) return report_error(term, global, first.error());
+      auto again = prompt_password("Repeat the password: ", term);
+      if (!again) return report_error(term, global, again.error());
+      if (*first != *again) {
+        return report_error(term, global, Error(Errc::invalid_argument, "passwords differ"));
+      }
+      *password = std::move(*first);
+    }
+    pkcs12::CreateOptions options;
+    options.password = std::string((*password)->c_str());
+    options.legacy = create_legacy_;
+    options.friendly_name = create_name_;
+    options.iterations = create_iterations_;
+    if (!key_passphrase_file_.empty()) {
+      auto pass = read_secret_file(key_passphrase_file_);
+      if (!pass) return report_error(term, global, pass.error());
+      options.key_passphrase = std::string(pass->c_str());
+    }
+    const std::string key_pem(key->begin(), key->end());
+    auto der = pkcs12::create(key_pem, certs, options);
+    if (!der) return report_error(term, global, der.error());
+    const std::string bytes(der->begin(), der->end());
+    if (auto ok = write_files_atomically({{create_out_, bytes, 0600}}, force_); !ok) {
+      return report_error(term, global, ok.error());
+    }
+    if (!global.quiet) term.err << "getcert: wrote " << create_out_ << " (0600)\n";
+    return kExitOk;
+  }
+
+  CLI::App* topem_ = nullptr;
+  CLI::App* info_ = nullptr;
+  CLI::App* create_ = nullptr;
+  P12Args p12_args_;
+  std::vector<std::string> files_;
+  std::string out_dir_;
+  std::string combined_;
+  bool to_stdout_ = false;
+  std::string key_passphrase_file_;
+  bool force_ = false;
+  std::vector<std::string> info_files_;
+  std::string info_format_ = "text";
+  std::string create_key_;
+  std::string create_cert_;
+  std::vector<std::string> create_chain_;
+  std::string create_out_;
+  bool create_legacy_ = false;
+  std::string create_name_;
+  std::uint64_t create_iterations_ = 0;
+  PasswordArgs create_password_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_p12_command() { return std::make_unique<P12Command>(); }
+
+}  // namespace getcert::cli

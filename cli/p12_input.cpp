@@ -1,0 +1,53 @@
+#include "p12_input.hpp"
+
+namespace getcert::cli {
+
+void add_p12_input_options(CLI::App* cmd, P12Args& args) {
+  add_password_options(cmd, args.password, "the PKCS#12 password");
+  cmd->add_option("--max-iterations", args.max_iterations,
+                  "Refuse key-derivation iteration counts above this (default 10000000: "
+                  "larger counts are a denial-of-service risk)");
+}
+
+bool looks_like_p12(const std::vector<std::uint8_t>& bytes) {
+  // SEQUENCE (definite or indefinite length) whose first element is INTEGER 3.
+  if (bytes.size() < 5 || bytes[0] != 0x30) return false;
+  std::size_t i = 1;
+  if (bytes[i] == 0x80) {
+    i += 1;
+  } else if ((bytes[i] & 0x80) != 0) {
+    i += 1U + static_cast<std::size_t>(bytes[i] & 0x7FU);
+  } else {
+    i += 1;
+  }
+  return i + 2 < bytes.size() && bytes[i] == 0x02 && bytes[i + 1] == 0x01 && bytes[i + 2] == 0x03;
+}
+
+Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                                const P12Args& args, Terminal& term) {
+  auto password = read_password(args.password, term);
+  if (!password) return tl::unexpected(password.error());
+  pkcs12::DecodeOptions options;
+  options.max_iterations = args.max_iterations;
+  if (*password) options.password = std::string(password->value().c_str());
+  auto bundle = pkcs12::decode(bytes, options);
+  if (!bundle && bundle.error().code == Errc::wrong_password && !*password &&
+      term.stdin_is_tty) {
+    auto typed = prompt_password("Password for " + name + ": ", term);
+    if (!typed) return tl::unexpected(typed.error());
+    options.password = std::string(typed->c_str());
+    bundle = pkcs12::decode(bytes, options);
+  }
+  if (!bundle) {
+    Error e = bundle.error();
+    e.message = name + ": " + e.message;
+    if (e.code == Errc::wrong_password && !*password) {
+      e.message += "; the file needs a password: give --password-file, --password-env or "
+                   "--password-stdin";
+    }
+    return tl::unexpected(e);
+  }
+  return bundle;
+}
+
+}  // namespace getcert::cli

@@ -1,0 +1,114 @@
+#include "password.hpp"
+
+#include <fcntl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "report.hpp"
+
+namespace getcert::cli {
+namespace {
+
+void drop_newline(pkcs12::SecureString& s) {
+  if (!s.empty() && s.back() == '\n') s.pop_back();
+  if (!s.empty() && s.back() == '\r') s.pop_back();
+}
+
+Result<pkcs12::SecureString> first_line(std::istream& in, const std::string& name) {
+  pkcs12::SecureString line;
+  char c = 0;
+  while (in.get(c)) {
+    line.push_back(c);
+    if (c == '\n') break;
+    if (line.size() > 64 * 1024) return fail(Errc::invalid_argument, name + " is not a password");
+  }
+  if (in.bad()) return fail(Errc::io_error, "cannot read " + name);
+  drop_newline(line);
+  return line;
+}
+
+}  // namespace
+
+void add_password_options(CLI::App* cmd, PasswordArgs& args, const std::string& what) {
+  auto* file = cmd->add_option("--password-file", args.file, "Read " + what + " from this file");
+  auto* env = cmd->add_option("--password-env", args.env,
+                              "Read " + what + " from this environment variable");
+  auto* in = cmd->add_flag("--password-stdin", args.from_stdin, "Read " + what + " from stdin");
+  auto* lit = cmd->add_option("--password", args.literal,
+                              what + " on the command line (visible to other users in `ps`; "
+                              "prefer the options above)");
+  auto* none = cmd->add_flag("--no-password", args.none, "Use no password (empty)");
+  file->excludes(env)->excludes(in)->excludes(lit)->excludes(none);
+  env->excludes(in)->excludes(lit)->excludes(none);
+  in->excludes(lit)->excludes(none);
+  lit->excludes(none);
+}
+
+Result<pkcs12::SecureString> read_secret_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(Errc::io_error, "cannot read '" + path + "': " + std::strerror(errno));
+  return first_line(in, "'" + path + "'");
+}
+
+Result<std::optional<pkcs12::SecureString>> read_password(const PasswordArgs& args,
+                                                          Terminal& term) {
+  using Out = std::optional<pkcs12::SecureString>;
+  if (!args.file.empty()) {
+    auto s = read_secret_file(args.file);
+    if (!s) return tl::unexpected(s.error());
+    return Out(std::move(*s));
+  }
+  if (!args.env.empty()) {
+    const char* value = std::getenv(args.env.c_str());
+    if (value == nullptr) {
+      return fail(Errc::invalid_argument,
+                  "environment variable " + args.env + " (from --password-env) is not set");
+    }
+    return Out(pkcs12::SecureString(value));
+  }
+  if (args.from_stdin) {
+    auto s = first_line(term.in, "standard input");
+    if (!s) return tl::unexpected(s.error());
+    return Out(std::move(*s));
+  }
+  if (args.literal) {
+    report_warning(term, "--password puts the secret in the process list and shell history; "
+                         "prefer --password-file, --password-env or --password-stdin");
+    return Out(pkcs12::SecureString(args.literal->c_str()));
+  }
+  if (args.none) return Out(pkcs12::SecureString());
+  return Out();
+}
+
+Result<pkcs12::SecureString> prompt_password(const std::string& prompt, Terminal& term) {
+  const int fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC);
+  if (fd < 0 || !term.stdin_is_tty) {
+    if (fd >= 0) ::close(fd);
+    return fail(Errc::invalid_argument,
+                "a password is needed and there is no terminal to ask on: use --password-file, "
+                "--password-env or --password-stdin");
+  }
+  termios old {};
+  const bool restore = ::tcgetattr(fd, &old) == 0;
+  if (restore) {
+    termios quiet = old;
+    quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    ::tcsetattr(fd, TCSAFLUSH, &quiet);
+  }
+  (void)::write(fd, prompt.data(), prompt.size());
+  pkcs12::SecureString line;
+  char c = 0;
+  while (::read(fd, &c, 1) == 1 && c != '\n') line.push_back(c);
+  if (restore) ::tcsetattr(fd, TCSAFLUSH, &old);
+  (void)::write(fd, "\n", 1);
+  ::close(fd);
+  drop_newline(line);
+  return line;
+}
+
+}  // namespace getcert::cli

@@ -1,0 +1,40 @@
+#pragma once
+
+// Where a secret comes from: --password-file, --password-env, --password-stdin, an interactive
+// prompt, or (discouraged, visible in `ps`) --password. Secrets never reach logs or errors.
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "command.hpp"
+#include "getcert/error.hpp"
+#include "getcert/pkcs12.hpp"
+
+namespace getcert::cli {
+
+struct PasswordArgs {
+  std::string file;
+  std::string env;
+  bool from_stdin = false;
+  std::optional<std::string> literal;
+  bool none = false;  // --no-password: explicitly no password
+};
+
+// Adds --password-file/--password-env/--password-stdin/--password (mutually exclusive).
+// `what` names the secret in help texts ("the PKCS#12 password").
+void add_password_options(CLI::App* cmd, PasswordArgs& args, const std::string& what);
+
+// The secret the options name, or nullopt when none was given. Reads files/env/stdin now.
+// A file's or stdin's single trailing newline (\n or \r\n) is dropped.
+Result<std::optional<pkcs12::SecureString>> read_password(const PasswordArgs& args,
+                                                          Terminal& term);
+
+// Reads a line from the controlling terminal with echo off. Fails when there is no terminal.
+Result<pkcs12::SecureString> prompt_password(const std::string& prompt, Terminal& term);
+
+// Reads a secret from a file (first line), for --key-passphrase-file.
+Result<pkcs12::SecureString> read_secret_file(const std::string& path);
+
+}  // namespace getcert::cli

@@ -1,0 +1,149 @@
+// `getcert show FILE...`: inspect local certificates (PEM, DER, PKCS#7, PKCS#12) with the same
+// model, renderings and verdicts as fetch, offline unless asked otherwise.
+
+#include <ctime>
+
+#include "command.hpp"
+#include "exit_codes.hpp"
+#include "input_file.hpp"
+#include "p12_input.hpp"
+#include "render.hpp"
+#include "report.hpp"
+#include "verify_args.hpp"
+
+namespace getcert::cli {
+namespace {
+
+struct Loaded {
+  std::string format;               // "pem", "der", "pkcs7", "pkcs12"
+  std::vector<Certificate> certs;   // leaf first when the format says which one it is
+};
+
+class ShowCommand final : public Command {
+ public:
+  CLI::App* add_to(CLI::App& app) override {
+    CLI::App* cmd = app.add_subcommand(
+        "show", "Inspect local certificate files: PEM, DER, PKCS#7 or PKCS#12 ('-' = stdin)");
+    cmd->add_option("files", files_, "Files to inspect")->required();
+    cmd->add_option("-o,--output", format_, "text (default), json or pem")
+        ->check(CLI::IsMember({"text", "json", "pem"}));
+    cmd->add_flag("--verify", verify_, "Verify the chain (first certificate = leaf), offline");
+    cmd->add_option("--host", host_, "With --verify: the DNS name or IP the leaf must match");
+    add_verify_options(cmd, verify_args_, /*online=*/false);
+    add_p12_input_options(cmd, p12_args_);
+    cmd->footer("Examples:\n"
+                "  getcert show cert.pem\n"
+                "  getcert show fullchain.pem --verify --host api.example.com --ca-file ca.pem\n"
+                "  getcert show bundle.p12 --password-env P12_PASSWORD -o json\n"
+                "  kubectl get secret tls -o jsonpath='{.data.tls\\.crt}' | base64 -d | "
+                "getcert show -");
+    return cmd;
+  }
+
+  int run(Terminal& term, const GlobalOptions& global) override {
+    auto settings = build_verify_settings(verify_args_, /*online=*/false);
+    if (!settings) return report_error(term, global, settings.error());
+    settings->options.name = host_;
+    const bool verifying = verify_ || !host_.empty() || !verify_args_.ca_file.empty() ||
+                           !verify_args_.ca_dir.empty() || !verify_args_.pins.empty() ||
+                           settings->expires_window.has_value();
+    const std::int64_t now = settings->options.at_time.value_or(std::time(nullptr));
+    int rc = kExitOk;
+    for (const auto& f : files_) {
+      const int one = show_one(term, global, f, *settings, verifying, now);
+      if (rc == kExitOk) rc = one;
+    }
+    return rc;
+  }
+
+ private:
+  Result<Loaded> load(const std::string& file, Terminal& term) {
+    auto bytes = read_input(file, term);
+    if (!bytes) return tl::unexpected(bytes.error());
+    const std::string name = file == "-" ? "standard input" : file;
+    if (looks_like_p12(*bytes)) {
+      auto bundle = open_p12(*bytes, name, p12_args_, term);
+      if (!bundle) return tl::unexpected(bundle.error());
+      Loaded out{"pkcs12", {}};
+      for (const auto& id : bundle->identities) {
+        if (!id.leaf) continue;
+        out.certs.push_back(*id.leaf);
+        out.certs.insert(out.certs.end(), id.chain.begin(), id.chain.end());
+      }
+      out.certs.insert(out.certs.end(), bundle->extra_certs.begin(), bundle->extra_certs.end());
+      if (out.certs.empty()) return fail(Errc::malformed_input, name + ": holds no certificate");
+      return out;
+    }
+    const bool pem = std::string(bytes->begin(), bytes->end()).find("-----BEGIN") !=
+                     std::string::npos;
+    auto certs = parse_certificates(*bytes);
+    if (!certs) {
+      return fail(Errc::malformed_input,
+                  name + ": not a certificate file (expected PEM, DER, PKCS#7 or PKCS#12)",
+                  certs.error().message);
+    }
+    const bool single_der = !pem && certs->size() == 1;
+    return Loaded{pem ? "pem" : (single_der ? "der" : "pkcs7"), std::move(*certs)};
+  }
+
+  int show_one(Terminal& term, const GlobalOptions& global, const std::string& file,
+               const VerifySettings& settings, bool verifying, std::int64_t now) {
+    auto loaded = load(file, term);
+    if (!loaded) {
+      const int code = report_error(term, global, loaded.error());
+      if (format_ == "json") term.out << error_json(file, loaded.error(), code).dump() << "\n";
+      return code;
+    }
+    std::optional<Verification> verdict;
+    if (verifying) {
+      auto v = verify_chain(loaded->certs, settings.options);
+      if (!v) return report_error(term, global, v.error());
+      verdict = std::move(*v);
+    }
+
+    if (format_ == "pem") {
+      term.out << to_pem(loaded->certs);
+    } else if (format_ == "json") {
+      Json certs = Json::array();
+      for (const auto& c : loaded->certs) certs.push_back(certificate_json(c, now));
+      Json j{{"schema", kJsonSchema},
+             {"file", file},
+             {"format", loaded->format},
+             {"certificates", certs},
+             {"verification", verdict ? verification_json(*verdict) : Json(nullptr)}};
+      if (verdict) {
+        Json verified = Json::array();
+        for (const auto& c : verdict->verified_chain) verified.push_back(certificate_json(c, now));
+        j["verified_chain"] = verified;
+      }
+      term.out << j.dump(term.stdout_is_tty && files_.size() == 1 ? 2 : -1) << "\n";
+    } else {
+      term.out << "File:       " << file << " (" << loaded->format << ", "
+               << loaded->certs.size() << " certificate" << (loaded->certs.size() == 1 ? "" : "s")
+               << ")\n";
+      if (verdict) term.out << verification_text(*verdict);
+      for (std::size_t i = 0; i < loaded->certs.size(); ++i) {
+        term.out << "[" << i << "]\n" << certificate_text(loaded->certs[i], now, "  ");
+      }
+      if (files_.size() > 1) term.out << "\n";
+    }
+    if (!verdict) return kExitOk;
+    print_verdict_messages(term, file, *verdict, false);
+    if (!verdict->ok) return kExitVerify;
+    return check_expiry(term, file, verdict->verified_chain, now, settings,
+                        verify_args_.expires_in);
+  }
+
+  std::vector<std::string> files_;
+  std::string format_ = "text";
+  bool verify_ = false;
+  std::string host_;
+  VerifyArgs verify_args_;
+  P12Args p12_args_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_show_command() { return std::make_unique<ShowCommand>(); }
+
+}  // namespace getcert::cli

@@ -1,0 +1,95 @@
+#include "verify_args.hpp"
+
+#include "exit_codes.hpp"
+#include "time_args.hpp"
+
+namespace getcert::cli {
+
+void add_verify_options(CLI::App* cmd, VerifyArgs& args, bool online) {
+  cmd->add_option("--ca-file", args.ca_file,
+                  "Trust these PEM certificates instead of the system store");
+  cmd->add_option("--ca-dir", args.ca_dir,
+                  "Trust this hashed directory (openssl rehash) instead of the system store");
+  cmd->add_option("--at", args.at, "Verify as of this time, e.g. 2027-03-01T00:00:00Z");
+  if (online) {
+    cmd->add_flag("--no-fetch-missing", args.no_fetch_missing,
+                  "Do not download an intermediate the server omitted from its AIA URL");
+  } else {
+    cmd->add_flag("--fetch-missing", args.fetch_missing,
+                  "Download a missing intermediate from its AIA URL (network)");
+  }
+  cmd->add_flag("--check-revocation", args.check_revocation,
+                "Ask each certificate's OCSP responder (else its CRL); unreachable = warning");
+  cmd->add_flag("--require-revocation", args.require_revocation,
+                "Like --check-revocation, but fail when revocation status cannot be established");
+  cmd->add_option("--pin", args.pins,
+                  "sha256/BASE64 SPKI pin (repeatable); fail unless a chain certificate matches");
+  cmd->add_option("--expires-in", args.expires_in,
+                  "Exit 6 when a certificate of the chain expires within this window "
+                  "(e.g. 30d, 12h, 2w; a bare number is days)");
+  cmd->add_option("--purpose", args.purpose, "Purpose to check: server (default), client, any")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, Purpose>{{"server", Purpose::server},
+                                         {"client", Purpose::client},
+                                         {"any", Purpose::any}},
+          CLI::ignore_case));
+}
+
+Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online) {
+  VerifySettings s;
+  VerifyOptions& o = s.options;
+  o.trust.ca_file = args.ca_file;
+  o.trust.ca_dir = args.ca_dir;
+  o.fetch_missing = online ? !args.no_fetch_missing : args.fetch_missing;
+  o.check_revocation = args.check_revocation || args.require_revocation;
+  o.require_revocation = args.require_revocation;
+  o.purpose = args.purpose;
+  for (const auto& pin : args.pins) {
+    if (pin.rfind("sha256/", 0) != 0 || pin.size() != 7 + 44 || pin.back() != '=') {
+      return fail(Errc::invalid_argument,
+                  "--pin takes sha256/ followed by 44 base64 characters, not '" + pin + "'");
+    }
+  }
+  o.pins = args.pins;
+  if (!args.at.empty()) {
+    auto at = parse_instant(args.at);
+    if (!at) return tl::unexpected(at.error());
+    o.at_time = *at;
+  }
+  if (!args.expires_in.empty()) {
+    auto window = parse_duration(args.expires_in, std::chrono::hours(24));
+    if (!window) return tl::unexpected(window.error());
+    s.expires_window = window->count() / 1000;
+  }
+  return s;
+}
+
+void print_verdict_messages(Terminal& term, const std::string& where, const Verification& v,
+                            bool insecure) {
+  for (const auto& w : v.warnings) term.err << "getcert: warning: " << where << ": " << w << "\n";
+  if (v.ok) return;
+  for (const auto& e : v.errors) {
+    term.err << "getcert: " << (insecure ? "warning" : "error") << ": " << where
+             << ": verification failed: " << e.reason << "\n";
+  }
+}
+
+int check_expiry(Terminal& term, const std::string& where, const std::vector<Certificate>& chain,
+                 std::int64_t now, const VerifySettings& settings, const std::string& window_text) {
+  if (!settings.expires_window) return kExitOk;
+  const std::int64_t limit = now + *settings.expires_window;
+  int rc = kExitOk;
+  for (const auto& c : chain) {
+    if (c.not_after > limit) continue;
+    const auto days = c.days_left(now);
+    term.err << "getcert: warning: " << where << ": certificate '" << c.display_name() << "' "
+             << (c.not_after < now ? std::string("has expired")
+                                   : "expires in " + std::to_string(days) +
+                                         (days == 1 ? " day" : " days"))
+             << " (" << format_utc(c.not_after) << "), within --expires-in " << window_text << "\n";
+    rc = kExitExpiring;
+  }
+  return rc;
+}
+
+}  // namespace getcert::cli

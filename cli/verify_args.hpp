@@ -1,0 +1,51 @@
+#pragma once
+
+// Verification options shared by `fetch` and `show --verify`: one definition of the flags,
+// their parsing, and the messages and exit codes that follow from a verdict.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "getcert/verify.hpp"
+#include "terminal.hpp"
+
+namespace getcert::cli {
+
+struct VerifyArgs {
+  std::string ca_file;
+  std::string ca_dir;
+  std::string at;
+  bool no_fetch_missing = false;  // fetch: on by default
+  bool fetch_missing = false;     // show: off by default (offline)
+  bool check_revocation = false;
+  bool require_revocation = false;
+  std::vector<std::string> pins;
+  std::string expires_in;
+  Purpose purpose = Purpose::server;
+};
+
+struct VerifySettings {
+  VerifyOptions options;
+  std::optional<std::int64_t> expires_window;  // seconds, from --expires-in
+};
+
+// `online`: the command talks to the network anyway (fetch), so fetching missing
+// intermediates is on by default and switched off with --no-fetch-missing.
+void add_verify_options(CLI::App* cmd, VerifyArgs& args, bool online);
+
+Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online);
+
+// Warnings and (unless `insecure`) errors of a verdict, one line each on stderr.
+void print_verdict_messages(Terminal& term, const std::string& where, const Verification& v,
+                            bool insecure);
+
+// --expires-in: exit 6 (after a warning per certificate) when a certificate of `chain`
+// expires before now + window; 0 otherwise.
+int check_expiry(Terminal& term, const std::string& where, const std::vector<Certificate>& chain,
+                 std::int64_t now, const VerifySettings& settings, const std::string& window_text);
+
+}  // namespace getcert::cli

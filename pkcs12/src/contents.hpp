@@ -1,0 +1,33 @@
+#pragma once
+
+// What the walk over a PFX found, before identities are assembled.
+
+#include <vector>
+
+#include "detail/ossl.hpp"
+#include "getcert/pkcs12.hpp"
+#include "keys.hpp"
+
+namespace getcert::pkcs12::detail {
+
+struct FoundKey {
+  ParsedKey key;
+  BagAttributes attributes;
+};
+
+struct FoundCert {
+  Certificate cert;
+  getcert::detail::X509Ptr x509;
+  BagAttributes attributes;
+};
+
+struct Contents {
+  std::vector<FoundKey> keys;    // file order
+  std::vector<FoundCert> certs;  // file order
+};
+
+// Matches keys to certificates by public key and builds each chain by issuer name and
+// signature (see decode()). Adds warnings to `info` (e.g. localKeyId pointing elsewhere).
+Bundle assemble(Contents contents, Info info);
+
+}  // namespace getcert::pkcs12::detail

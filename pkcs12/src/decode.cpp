@@ -1,0 +1,444 @@
+// decode(): walks the PFX skeleton with the BER reader, verifies the MAC, decrypts every safe
+// and shrouded key with the candidate passwords and collects keys and certificates.
+
+#include <algorithm>
+#include <string>
+
+#include "algorithms.hpp"
+#include "attributes.hpp"
+#include "ber.hpp"
+#include "contents.hpp"
+#include "detail/x509_util.hpp"
+#include "keys.hpp"
+#include "mac.hpp"
+#include "password.hpp"
+#include "pbe.hpp"
+
+namespace getcert::pkcs12 {
+namespace detail {
+namespace {
+
+bool looks_like_pem(Bytes data) {
+  std::size_t i = 0;
+  while (i < data.size() && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' ||
+                             data[i] == '\n' || data[i] == 0xEF || data[i] == 0xBB ||
+                             data[i] == 0xBF)) {
+    ++i;
+  }
+  static constexpr std::string_view kBegin = "-----BEGIN";
+  return data.size() - i >= kBegin.size() &&
+         std::equal(kBegin.begin(), kBegin.end(), data.begin() + static_cast<std::ptrdiff_t>(i));
+}
+
+std::string describe_key(const KeyInfo& k) {
+  std::string out = k.type;
+  if (!k.curve.empty()) {
+    out += " " + k.curve;
+  } else if (k.bits > 0) {
+    out += " " + std::to_string(k.bits);
+  }
+  return out + " private key";
+}
+
+class Walker {
+ public:
+  explicit Walker(const DecodeOptions& options)
+      : options_(options), candidates_(password_candidates(options.password)) {}
+
+  Result<Bundle> run(Bytes pfx);
+
+ private:
+  Result<void> read_safe(const Element& content_info, std::size_t index);
+  Result<void> read_safe_contents(Bytes data, int nesting, SafeInfo& safe);
+  Result<void> read_bag(const Element& bag, int nesting, SafeInfo& safe);
+  Result<void> read_cert_bag(const Element& value, BagInfo& info, const BagAttributes& attrs);
+  template <class Validate>
+  Result<SecureBytes> decrypt_any(const PbeAlgorithm& alg, Bytes ciphertext,
+                                  const std::string& what, Validate validate);
+  void warn(std::string message) {
+    if (std::find(info_.warnings.begin(), info_.warnings.end(), message) == info_.warnings.end()) {
+      info_.warnings.push_back(std::move(message));
+    }
+  }
+
+  const DecodeOptions& options_;
+  std::vector<PasswordForms> candidates_;
+  std::optional<std::size_t> form_;  // the candidate the MAC (or a decryption) proved
+  bool mac_verified_ = false;
+  Info info_;
+  Contents contents_;
+};
+
+template <class Validate>
+Result<SecureBytes> Walker::decrypt_any(const PbeAlgorithm& alg, Bytes ciphertext,
+                                        const std::string& what, Validate validate) {
+  for (std::size_t i = 0; i < candidates_.size(); ++i) {
+    if (mac_verified_ && form_ && i != *form_) continue;
+    const auto& variants = alg.uses_bmp_password() ? candidates_[i].bmp : candidates_[i].raw;
+    for (const auto& variant : variants) {
+      auto plain = pbe_decrypt(alg, variant, ciphertext, info_.legacy_provider_used);
+      if (!plain) return tl::unexpected(plain.error());
+      if (!*plain || !validate(**plain)) continue;
+      if (!form_) form_ = i;
+      if (variant.reinterpreted) {
+        warn("the password only decrypted the " + what +
+             " in its ISO-8859-1 form (the producer did not encode it as UTF-8)");
+      }
+      return std::move(**plain);
+    }
+  }
+  const bool no_password = !options_.password || options_.password->empty();
+  if (mac_verified_) {
+    return fail(Errc::wrong_password,
+                "wrong password: the MAC verified but the " + what +
+                    " could not be decrypted with the same password (the file may use a separate "
+                    "password for it)");
+  }
+  if (no_password) {
+    return fail(Errc::wrong_password, "a password is required: the " + what +
+                                          " could not be decrypted with the empty or absent password");
+  }
+  return fail(Errc::wrong_password, "wrong password (could not decrypt the " + what +
+                                        "; the file has no MAC to check the password against)");
+}
+
+Result<Bundle> Walker::run(Bytes pfx) {
+  if (pfx.empty()) return fail(Errc::malformed_input, "not a PKCS#12 file: the input is empty");
+  if (looks_like_pem(pfx)) {
+    return fail(Errc::malformed_input,
+                "this looks like a PEM file, not PKCS#12 (a .p12/.pfx file is binary DER)");
+  }
+  std::size_t trailing = 0;
+  auto top = parse_single(pfx, "PFX", &trailing);
+  if (!top) return tl::unexpected(top.error());
+  if (!top->is_universal(kTagSequence)) {
+    return fail(Errc::malformed_input, "not a PKCS#12 file: no PFX SEQUENCE at the start");
+  }
+  if (trailing > 0) warn(std::to_string(trailing) + " trailing bytes after the PFX ignored");
+  auto r = children(*top, "PFX");
+  if (!r) return tl::unexpected(r.error());
+
+  auto version_el = r->expect(kTagInteger, "PFX version");
+  if (!version_el) return tl::unexpected(version_el.error());
+  auto version = small_uint(*version_el, "PFX version");
+  if (!version) return tl::unexpected(version.error());
+  if (*version != 3) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: PFX version " + std::to_string(*version) +
+                                           " (only version 3 exists)");
+  }
+  info_.version = 3;
+
+  auto auth_safe = r->expect(kTagSequence, "authSafe ContentInfo");
+  if (!auth_safe) return tl::unexpected(auth_safe.error());
+  auto ar = children(*auth_safe, "authSafe ContentInfo");
+  if (!ar) return tl::unexpected(ar.error());
+  auto type_el = ar->expect(kTagOid, "authSafe content type");
+  if (!type_el) return tl::unexpected(type_el.error());
+  auto type = oid(*type_el, "authSafe content type");
+  if (!type) return tl::unexpected(type.error());
+  if (*type == oids::kSignedData) {
+    return fail(Errc::unsupported,
+                "public-key integrity mode (authSafe is signedData) is not supported");
+  }
+  if (*type != oids::kData) {
+    return fail(Errc::malformed_input,
+                "malformed PKCS#12: authSafe content type " + describe_oid(*type) + " is not data");
+  }
+  auto explicit0 = ar->optional(TagClass::context, 0, "authSafe content");
+  if (!explicit0) return tl::unexpected(explicit0.error());
+  if (!*explicit0) return fail(Errc::malformed_input, "malformed PKCS#12: authSafe has no content");
+  auto er = children(**explicit0, "authSafe content");
+  if (!er) return tl::unexpected(er.error());
+  auto octets_el = er->expect(kTagOctetString, "authSafe content");
+  if (!octets_el) return tl::unexpected(octets_el.error());
+  auto auth_bytes = octet_string(*octets_el, "authSafe content");
+  if (!auth_bytes) return tl::unexpected(auth_bytes.error());
+
+  auto mac_el = r->optional(TagClass::universal, kTagSequence, "MacData");
+  if (!mac_el) return tl::unexpected(mac_el.error());
+  if (!r->empty()) return fail(Errc::malformed_input, "malformed PKCS#12: unexpected data after MacData");
+
+  if (*mac_el) {
+    auto mac = parse_mac_data(**mac_el, options_.max_iterations);
+    if (!mac) return tl::unexpected(mac.error());
+    info_.mac = mac->info;
+    std::size_t variant = 0;
+    auto matched = verify_mac(*mac, candidates_, *auth_bytes, variant);
+    if (!matched) return tl::unexpected(matched.error());
+    if (!*matched) return fail(Errc::wrong_password, "wrong password (MAC check failed)");
+    form_ = **matched;
+    mac_verified_ = true;
+    info_.mac.verified = true;
+    const auto& forms = candidates_[*form_];
+    const auto& variants = mac->pbmac1 ? forms.raw : forms.bmp;
+    if (variants[variant].reinterpreted) {
+      warn("the password only verified the MAC in its ISO-8859-1 form (the producer did not "
+           "encode it as UTF-8)");
+    }
+  } else {
+    warn("no MAC: integrity unprotected");
+  }
+
+  // AuthenticatedSafe ::= SEQUENCE OF ContentInfo
+  auto safes = parse_single(*auth_bytes, "AuthenticatedSafe");
+  if (!safes) return tl::unexpected(safes.error());
+  if (!safes->is_universal(kTagSequence)) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: AuthenticatedSafe is not a SEQUENCE");
+  }
+  auto sr = children(*safes, "AuthenticatedSafe");
+  if (!sr) return tl::unexpected(sr.error());
+  for (std::size_t index = 1; !sr->empty(); ++index) {
+    auto ci = sr->expect(kTagSequence, "AuthenticatedSafe ContentInfo");
+    if (!ci) return tl::unexpected(ci.error());
+    auto ok = read_safe(*ci, index);
+    if (!ok) return tl::unexpected(ok.error());
+  }
+
+  if (form_) info_.password_used = candidates_[*form_].kind;
+  return assemble(std::move(contents_), std::move(info_));
+}
+
+Result<void> Walker::read_safe(const Element& content_info, std::size_t index) {
+  const std::string where = "safe " + std::to_string(index);
+  SafeInfo safe;
+  auto r = children(content_info, "ContentInfo");
+  if (!r) return tl::unexpected(r.error());
+  auto type_el = r->expect(kTagOid, "ContentInfo content type");
+  if (!type_el) return tl::unexpected(type_el.error());
+  auto type = oid(*type_el, "ContentInfo content type");
+  if (!type) return tl::unexpected(type.error());
+  safe.content_type = content_type_name(*type);
+  auto content = r->optional(TagClass::context, 0, "ContentInfo content");
+  if (!content) return tl::unexpected(content.error());
+
+  if (*type == oids::kData) {
+    safe.encryption = "none";
+    if (!*content) return fail(Errc::malformed_input, "malformed PKCS#12: " + where + " has no content");
+    auto cr = children(**content, "data safe");
+    if (!cr) return tl::unexpected(cr.error());
+    auto octets_el = cr->expect(kTagOctetString, "data safe");
+    if (!octets_el) return tl::unexpected(octets_el.error());
+    auto octets = octet_string(*octets_el, "data safe");
+    if (!octets) return tl::unexpected(octets.error());
+    auto ok = read_safe_contents(*octets, 0, safe);
+    if (!ok) return ok;
+  } else if (*type == oids::kEncryptedData) {
+    if (!*content) return fail(Errc::malformed_input, "malformed PKCS#12: " + where + " has no content");
+    // EncryptedData ::= SEQUENCE { version INTEGER, encryptedContentInfo EncryptedContentInfo }
+    // EncryptedContentInfo ::= SEQUENCE { contentType OID, contentEncryptionAlgorithm AlgId,
+    //                                     encryptedContent [0] IMPLICIT OCTET STRING OPTIONAL }
+    auto cr = children(**content, "encrypted safe");
+    if (!cr) return tl::unexpected(cr.error());
+    auto ed = cr->expect(kTagSequence, "EncryptedData");
+    if (!ed) return tl::unexpected(ed.error());
+    auto edr = children(*ed, "EncryptedData");
+    if (!edr) return tl::unexpected(edr.error());
+    auto version = edr->expect(kTagInteger, "EncryptedData version");
+    if (!version) return tl::unexpected(version.error());
+    auto eci = edr->expect(kTagSequence, "EncryptedContentInfo");
+    if (!eci) return tl::unexpected(eci.error());
+    auto eir = children(*eci, "EncryptedContentInfo");
+    if (!eir) return tl::unexpected(eir.error());
+    auto inner_type = eir->expect(kTagOid, "EncryptedContentInfo content type");
+    if (!inner_type) return tl::unexpected(inner_type.error());
+    auto alg_el = eir->expect(kTagSequence, "EncryptedContentInfo algorithm");
+    if (!alg_el) return tl::unexpected(alg_el.error());
+    auto alg = parse_pbe(*alg_el, options_.max_iterations, where.c_str());
+    if (!alg) return tl::unexpected(alg.error());
+    safe.encryption = alg->description;
+    safe.iterations = alg->iterations;
+    auto enc = eir->optional(TagClass::context, 0, "encrypted content");
+    if (!enc) return tl::unexpected(enc.error());
+    if (!*enc) {
+      warn(where + " (encryptedData) has no encrypted content");
+    } else {
+      auto ciphertext = string_value(**enc, "encrypted content");
+      if (!ciphertext) return tl::unexpected(ciphertext.error());
+      auto plain = decrypt_any(*alg, *ciphertext, "encrypted " + where, [](const SecureBytes& p) {
+        auto e = parse_single(p, "SafeContents");
+        return e.has_value() && e->is_universal(kTagSequence);
+      });
+      if (!plain) return tl::unexpected(plain.error());
+      auto ok = read_safe_contents(*plain, 0, safe);
+      if (!ok) return ok;
+    }
+  } else if (*type == oids::kEnvelopedData) {
+    safe.encryption = "public-key (envelopedData)";
+    warn(where + " is envelopedData (public-key encrypted); not supported, skipped");
+  } else {
+    safe.encryption = "unknown";
+    warn(where + " has content type " + describe_oid(*type) + "; skipped");
+  }
+  info_.safes.push_back(std::move(safe));
+  return {};
+}
+
+Result<void> Walker::read_safe_contents(Bytes data, int nesting, SafeInfo& safe) {
+  auto sc = parse_single(data, "SafeContents");
+  if (!sc) return tl::unexpected(sc.error());
+  if (!sc->is_universal(kTagSequence)) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: SafeContents is not a SEQUENCE");
+  }
+  auto r = children(*sc, "SafeContents");
+  if (!r) return tl::unexpected(r.error());
+  while (!r->empty()) {
+    auto bag = r->expect(kTagSequence, "SafeBag");
+    if (!bag) return tl::unexpected(bag.error());
+    auto ok = read_bag(*bag, nesting, safe);
+    if (!ok) return ok;
+  }
+  return {};
+}
+
+Result<void> Walker::read_bag(const Element& bag, int nesting, SafeInfo& safe) {
+  // SafeBag ::= SEQUENCE { bagId OID, bagValue [0] EXPLICIT ANY, bagAttributes SET OPTIONAL }
+  auto r = children(bag, "SafeBag");
+  if (!r) return tl::unexpected(r.error());
+  auto id_el = r->expect(kTagOid, "SafeBag type");
+  if (!id_el) return tl::unexpected(id_el.error());
+  auto id = oid(*id_el, "SafeBag type");
+  if (!id) return tl::unexpected(id.error());
+  auto wrapper = r->next("SafeBag value");
+  if (!wrapper) return tl::unexpected(wrapper.error());
+  if (!wrapper->is_context(0) || !wrapper->constructed) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: SafeBag value is not [0] EXPLICIT");
+  }
+  auto wr = children(*wrapper, "SafeBag value");
+  if (!wr) return tl::unexpected(wr.error());
+  auto value = wr->next("SafeBag value");
+  if (!value) return tl::unexpected(value.error());
+  BagAttributes attrs;
+  auto attr_set = r->optional(TagClass::universal, kTagSet, "bag attributes");
+  if (!attr_set) return tl::unexpected(attr_set.error());
+  if (*attr_set) {
+    auto parsed = parse_bag_attributes(**attr_set);
+    if (!parsed) return tl::unexpected(parsed.error());
+    attrs = std::move(*parsed);
+  }
+
+  BagInfo info;
+  info.type = bag_type_name(*id);
+  info.attributes = attrs;
+  info.nesting = nesting;
+
+  if (*id == oids::kKeyBag) {
+    auto key = parse_pkcs8(value->encoding);
+    if (!key) return tl::unexpected(key.error());
+    info.description = describe_key(key->info);
+    contents_.keys.push_back({std::move(*key), std::move(attrs)});
+  } else if (*id == oids::kShroudedKeyBag) {
+    // EncryptedPrivateKeyInfo ::= SEQUENCE { encryptionAlgorithm AlgId, encryptedData OCTET STRING }
+    auto er = children(*value, "EncryptedPrivateKeyInfo");
+    if (!er) return tl::unexpected(er.error());
+    auto alg_el = er->expect(kTagSequence, "shrouded key algorithm");
+    if (!alg_el) return tl::unexpected(alg_el.error());
+    auto alg = parse_pbe(*alg_el, options_.max_iterations, "a shrouded key bag");
+    if (!alg) return tl::unexpected(alg.error());
+    info.encryption = alg->description;
+    info.iterations = alg->iterations;
+    auto data_el = er->expect(kTagOctetString, "shrouded key data");
+    if (!data_el) return tl::unexpected(data_el.error());
+    auto ciphertext = octet_string(*data_el, "shrouded key data");
+    if (!ciphertext) return tl::unexpected(ciphertext.error());
+    auto plain = decrypt_any(*alg, *ciphertext, "private key",
+                             [](const SecureBytes& p) { return parse_pkcs8(p).has_value(); });
+    if (!plain) return tl::unexpected(plain.error());
+    auto key = parse_pkcs8(*plain);
+    if (!key) return tl::unexpected(key.error());
+    info.description = describe_key(key->info);
+    contents_.keys.push_back({std::move(*key), std::move(attrs)});
+  } else if (*id == oids::kCertBag) {
+    auto ok = read_cert_bag(*value, info, attrs);
+    if (!ok) return ok;
+  } else if (*id == oids::kCrlBag) {
+    info.description = "CRL (ignored)";
+    warn("CRL bag ignored");
+  } else if (*id == oids::kSecretBag) {
+    std::string secret_type = "unknown type";
+    if (auto sr = children(*value, "SecretBag")) {
+      if (auto t = sr->next("SecretBag type"); t && t->is_universal(kTagOid)) {
+        if (auto o = oid(*t, "SecretBag type")) secret_type = describe_oid(*o);
+      }
+    }
+    info.description = "secret (" + secret_type + ", ignored)";
+    warn("secret bag ignored (" + secret_type + ")");
+  } else if (*id == oids::kSafeContentsBag) {
+    if (nesting + 1 > kMaxSafeContentsNesting) {
+      return fail(Errc::malformed_input, "malformed PKCS#12: SafeContents bags nested more than " +
+                                             std::to_string(kMaxSafeContentsNesting) +
+                                             " levels deep");
+    }
+    info.description = "nested SafeContents";
+    safe.bags.push_back(std::move(info));
+    return read_safe_contents(value->encoding, nesting + 1, safe);
+  } else {
+    info.description = "unknown bag type (ignored)";
+    warn("unknown bag type " + describe_oid(*id) + " ignored");
+  }
+  safe.bags.push_back(std::move(info));
+  return {};
+}
+
+Result<void> Walker::read_cert_bag(const Element& value, BagInfo& info, const BagAttributes& attrs) {
+  // CertBag ::= SEQUENCE { certId OID, certValue [0] EXPLICIT ANY }
+  auto r = children(value, "CertBag");
+  if (!r) return tl::unexpected(r.error());
+  auto type_el = r->expect(kTagOid, "CertBag type");
+  if (!type_el) return tl::unexpected(type_el.error());
+  auto type = oid(*type_el, "CertBag type");
+  if (!type) return tl::unexpected(type.error());
+  auto wrapper = r->next("CertBag value");
+  if (!wrapper) return tl::unexpected(wrapper.error());
+  if (!wrapper->is_context(0) || !wrapper->constructed) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: CertBag value is not [0] EXPLICIT");
+  }
+  if (*type == oids::kSdsiCertificate) {
+    info.description = "sdsiCertificate (unsupported, skipped)";
+    warn("SDSI certificate bag skipped (unsupported certificate type)");
+    return {};
+  }
+  if (*type != oids::kX509Certificate) {
+    info.description = "certificate of type " + describe_oid(*type) + " (unsupported, skipped)";
+    warn("certificate bag of type " + describe_oid(*type) + " skipped");
+    return {};
+  }
+  auto wr = children(*wrapper, "CertBag value");
+  if (!wr) return tl::unexpected(wr.error());
+  auto octets_el = wr->expect(kTagOctetString, "x509Certificate");
+  if (!octets_el) return tl::unexpected(octets_el.error());
+  auto der = octet_string(*octets_el, "x509Certificate");
+  if (!der) return tl::unexpected(der.error());
+  auto cert = parse_certificate_der(*der);
+  if (!cert) {
+    // One unreadable certificate should not hide the rest of a trust store.
+    info.description = "x509Certificate (unparseable, skipped)";
+    warn("a certificate could not be parsed and was skipped: " + cert.error().message);
+    return {};
+  }
+  info.description = "x509Certificate " + cert->subject;
+  info.certificate_sha256 = cert->sha256;
+  getcert::detail::X509Ptr x509 = getcert::detail::x509_from_certificate(*cert);
+  if (!x509) return fail(Errc::internal, "a parsed certificate cannot be re-read");
+  contents_.certs.push_back({std::move(*cert), std::move(x509), attrs});
+  return {};
+}
+
+}  // namespace
+}  // namespace detail
+
+Result<Bundle> decode(const std::vector<std::uint8_t>& pfx, const DecodeOptions& options) {
+  detail::Walker walker(options);
+  return walker.run(detail::Bytes(pfx.data(), pfx.size()));
+}
+
+std::string_view to_string(PasswordKind kind) noexcept {
+  switch (kind) {
+    case PasswordKind::unused: return "unused";
+    case PasswordKind::given: return "given";
+    case PasswordKind::empty: return "empty";
+    case PasswordKind::absent: return "absent";
+  }
+  return "unused";
+}
+
+}  // namespace getcert::pkcs12

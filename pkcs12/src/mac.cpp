@@ -1,0 +1,199 @@
+#include "mac.hpp"
+
+#include "crypto.hpp"
+#include "pbe.hpp"
+
+namespace getcert::pkcs12::detail {
+namespace {
+
+// PBMAC1 keys longer than this are not real (RFC 9579 uses the HMAC output size).
+constexpr std::uint64_t kMaxPbmac1KeyLength = 1024;
+
+Result<std::string> read_oid(BerReader& r, const char* what) {
+  auto el = r.expect(kTagOid, what);
+  if (!el) return tl::unexpected(el.error());
+  return oid(*el, what);
+}
+
+// PBMAC1-params ::= SEQUENCE { keyDerivationFunc AlgorithmIdentifier {PBKDF2},
+//                              messageAuthScheme AlgorithmIdentifier {hmacWithSHA*} }
+Result<void> parse_pbmac1(const Element& params, std::uint64_t max_iterations, MacData& mac) {
+  auto r = children(params, "PBMAC1 parameters");
+  if (!r) return tl::unexpected(r.error());
+  auto kdf = r->expect(kTagSequence, "PBMAC1 key derivation function");
+  if (!kdf) return tl::unexpected(kdf.error());
+  auto scheme = r->expect(kTagSequence, "PBMAC1 message authentication scheme");
+  if (!scheme) return tl::unexpected(scheme.error());
+
+  auto kr = children(*kdf, "PBMAC1 key derivation function");
+  if (!kr) return tl::unexpected(kr.error());
+  auto kdf_oid = read_oid(*kr, "PBMAC1 key derivation function");
+  if (!kdf_oid) return tl::unexpected(kdf_oid.error());
+  if (*kdf_oid != oids::kPbkdf2) {
+    return fail(Errc::unsupported, "unsupported PBMAC1 key derivation function " + describe_oid(*kdf_oid));
+  }
+  auto kp = kr->expect(kTagSequence, "PBMAC1 PBKDF2 parameters");
+  if (!kp) return tl::unexpected(kp.error());
+  auto pr = children(*kp, "PBMAC1 PBKDF2 parameters");
+  if (!pr) return tl::unexpected(pr.error());
+  auto salt = pr->expect(kTagOctetString, "PBMAC1 PBKDF2 salt");
+  if (!salt) return tl::unexpected(salt.error());
+  auto salt_bytes = octet_string(*salt, "PBMAC1 PBKDF2 salt");
+  if (!salt_bytes) return tl::unexpected(salt_bytes.error());
+  mac.salt = std::move(*salt_bytes);
+  auto iter = pr->expect(kTagInteger, "PBMAC1 PBKDF2 iteration count");
+  if (!iter) return tl::unexpected(iter.error());
+  auto count = small_uint(*iter, "PBMAC1 PBKDF2 iteration count");
+  if (!count) return tl::unexpected(count.error());
+  mac.iterations = *count;
+  auto kl = pr->optional(TagClass::universal, kTagInteger, "PBMAC1 PBKDF2 keyLength");
+  if (!kl) return tl::unexpected(kl.error());
+  std::optional<std::uint64_t> key_length;
+  if (*kl) {
+    auto v = small_uint(**kl, "PBMAC1 PBKDF2 keyLength");
+    if (!v) return tl::unexpected(v.error());
+    key_length = *v;
+  }
+  std::string prf_oid(oids::kHmacWithSha1);
+  auto prf = pr->optional(TagClass::universal, kTagSequence, "PBMAC1 PBKDF2 PRF");
+  if (!prf) return tl::unexpected(prf.error());
+  if (*prf) {
+    auto prr = children(**prf, "PBMAC1 PBKDF2 PRF");
+    if (!prr) return tl::unexpected(prr.error());
+    auto p = read_oid(*prr, "PBMAC1 PBKDF2 PRF");
+    if (!p) return tl::unexpected(p.error());
+    prf_oid = *p;
+  }
+  mac.prf = hash_by_hmac_oid(prf_oid);
+  if (mac.prf == nullptr) return fail(Errc::unsupported, "unsupported PBMAC1 PRF " + describe_oid(prf_oid));
+
+  auto sr = children(*scheme, "PBMAC1 message authentication scheme");
+  if (!sr) return tl::unexpected(sr.error());
+  auto scheme_oid = read_oid(*sr, "PBMAC1 message authentication scheme");
+  if (!scheme_oid) return tl::unexpected(scheme_oid.error());
+  mac.hash = hash_by_hmac_oid(*scheme_oid);
+  if (mac.hash == nullptr) {
+    return fail(Errc::unsupported, "unsupported PBMAC1 MAC algorithm " + describe_oid(*scheme_oid));
+  }
+  auto md = fetch_digest(mac.hash->openssl_name, mac.hash->display);
+  if (!md) return tl::unexpected(md.error());
+  const auto out_len = static_cast<std::uint64_t>(EVP_MD_get_size(md->get()));
+
+  // RFC 9579 makes keyLength mandatory. A key shorter than the HMAC output lets a forger brute
+  // force the key instead of the password (a 1-octet key verifies under 1 in 256 passwords), so
+  // it is refused rather than "verified".
+  if (!key_length) {
+    return fail(Errc::malformed_input,
+                "malformed PKCS#12: PBMAC1 PBKDF2 parameters lack the required keyLength");
+  }
+  if (*key_length < out_len || *key_length > kMaxPbmac1KeyLength) {
+    return fail(Errc::malformed_input,
+                "malformed PKCS#12: PBMAC1 keyLength " + std::to_string(*key_length) +
+                    " is invalid for HMAC-" + std::string(mac.hash->display) + " (must be at least " +
+                    std::to_string(out_len) + " octets); refusing a forgeable MAC");
+  }
+  mac.key_length = static_cast<std::size_t>(*key_length);
+  auto ok = check_iterations(mac.iterations, max_iterations, "the PBMAC1 MAC");
+  if (!ok) return ok;
+  mac.info.algorithm = "PBMAC1(PBKDF2-HMAC-" + std::string(mac.prf->display) + ", HMAC-" +
+                       std::string(mac.hash->display) + ")";
+  mac.info.iterations = mac.iterations;
+  mac.info.salt_length = mac.salt.size();
+  return {};
+}
+
+}  // namespace
+
+Result<MacData> parse_mac_data(const Element& mac_data, std::uint64_t max_iterations) {
+  // MacData ::= SEQUENCE { mac DigestInfo, macSalt OCTET STRING, iterations INTEGER DEFAULT 1 }
+  MacData mac;
+  mac.info.present = true;
+  auto r = children(mac_data, "MacData");
+  if (!r) return tl::unexpected(r.error());
+  auto digest_info = r->expect(kTagSequence, "MAC DigestInfo");
+  if (!digest_info) return tl::unexpected(digest_info.error());
+  auto salt = r->expect(kTagOctetString, "MAC salt");
+  if (!salt) return tl::unexpected(salt.error());
+  auto salt_bytes = octet_string(*salt, "MAC salt");
+  if (!salt_bytes) return tl::unexpected(salt_bytes.error());
+  // An explicitly encoded DEFAULT 1 is not DER, but real producers (pyca, RFC 9579) emit it.
+  std::uint64_t iterations = 1;
+  auto iter = r->optional(TagClass::universal, kTagInteger, "MAC iterations");
+  if (!iter) return tl::unexpected(iter.error());
+  if (*iter) {
+    auto v = small_uint(**iter, "MAC iterations");
+    if (!v) return tl::unexpected(v.error());
+    iterations = *v;
+  }
+
+  auto dr = children(*digest_info, "MAC DigestInfo");
+  if (!dr) return tl::unexpected(dr.error());
+  auto alg = dr->expect(kTagSequence, "MAC algorithm");
+  if (!alg) return tl::unexpected(alg.error());
+  auto digest = dr->expect(kTagOctetString, "MAC value");
+  if (!digest) return tl::unexpected(digest.error());
+  auto digest_bytes = octet_string(*digest, "MAC value");
+  if (!digest_bytes) return tl::unexpected(digest_bytes.error());
+  mac.digest = std::move(*digest_bytes);
+
+  auto ar = children(*alg, "MAC algorithm");
+  if (!ar) return tl::unexpected(ar.error());
+  auto alg_oid = read_oid(*ar, "MAC algorithm");
+  if (!alg_oid) return tl::unexpected(alg_oid.error());
+
+  if (*alg_oid == oids::kPbmac1) {
+    mac.pbmac1 = true;
+    auto params = ar->expect(kTagSequence, "PBMAC1 parameters");
+    if (!params) return tl::unexpected(params.error());
+    auto ok = parse_pbmac1(*params, max_iterations, mac);
+    if (!ok) return tl::unexpected(ok.error());
+    return mac;
+  }
+  mac.hash = hash_by_digest_oid(*alg_oid);
+  if (mac.hash == nullptr) {
+    return fail(Errc::unsupported, "unsupported MAC digest algorithm " + describe_oid(*alg_oid));
+  }
+  mac.salt = std::move(*salt_bytes);
+  mac.iterations = iterations;
+  mac.info.algorithm = std::string(mac.hash->display);
+  mac.info.iterations = iterations;
+  mac.info.salt_length = mac.salt.size();
+  auto ok = check_iterations(iterations, max_iterations, "the MAC");
+  if (!ok) return tl::unexpected(ok.error());
+  return mac;
+}
+
+Result<std::optional<std::size_t>> verify_mac(const MacData& mac,
+                                              const std::vector<PasswordForms>& candidates,
+                                              Bytes auth_safe, std::size_t& variant) {
+  auto md = fetch_digest(mac.hash->openssl_name, mac.hash->display);
+  if (!md) return tl::unexpected(md.error());
+  const auto md_size = static_cast<std::size_t>(EVP_MD_get_size(md->get()));
+  if (mac.digest.size() != md_size) return std::optional<std::size_t>{};
+  EvpMdPtr prf;
+  if (mac.pbmac1) {
+    auto p = fetch_digest(mac.prf->openssl_name, mac.prf->display);
+    if (!p) return tl::unexpected(p.error());
+    prf = std::move(*p);
+  }
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    // PBMAC1 runs PBKDF2 over the password bytes; the classic MAC the PKCS#12 KDF over the
+    // BMPString.
+    const auto& variants = mac.pbmac1 ? candidates[i].raw : candidates[i].bmp;
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      auto key = mac.pbmac1
+                     ? pbkdf2(prf.get(), variants[v].bytes, mac.salt, mac.iterations, mac.key_length)
+                     : pkcs12_kdf(md->get(), variants[v].bytes, mac.salt, 3, mac.iterations, md_size);
+      if (!key) return tl::unexpected(key.error());
+      auto value = hmac(md->get(), *key, auth_safe);
+      if (!value) return tl::unexpected(value.error());
+      if (equal_constant_time(*value, mac.digest)) {
+        variant = v;
+        return std::optional<std::size_t>{i};
+      }
+    }
+  }
+  return std::optional<std::size_t>{};
+}
+
+}  // namespace getcert::pkcs12::detail

@@ -1,0 +1,200 @@
+#include "pbe.hpp"
+
+#include "crypto.hpp"
+
+namespace getcert::pkcs12::detail {
+namespace {
+
+Result<PbeAlgorithm> parse_pbes1(const Pbes1Scheme& scheme, const Element& params,
+                                 std::uint64_t max_iterations, const char* where) {
+  PbeAlgorithm alg;
+  alg.pbes1 = &scheme;
+  alg.description = std::string(scheme.display);
+  // pkcs-12PbeParams ::= SEQUENCE { salt OCTET STRING, iterations INTEGER }
+  auto r = children(params, "PBE parameters");
+  if (!r) return tl::unexpected(r.error());
+  auto salt = r->expect(kTagOctetString, "PBE salt");
+  if (!salt) return tl::unexpected(salt.error());
+  auto salt_bytes = octet_string(*salt, "PBE salt");
+  if (!salt_bytes) return tl::unexpected(salt_bytes.error());
+  alg.salt = std::move(*salt_bytes);
+  auto iter = r->expect(kTagInteger, "PBE iterations");
+  if (!iter) return tl::unexpected(iter.error());
+  auto count = small_uint(*iter, "PBE iterations");
+  if (!count) return tl::unexpected(count.error());
+  alg.iterations = *count;
+  auto ok = check_iterations(alg.iterations, max_iterations, where);
+  if (!ok) return tl::unexpected(ok.error());
+  return alg;
+}
+
+Result<PbeAlgorithm> parse_pbes2(const Element& params, std::uint64_t max_iterations,
+                                 const char* where) {
+  // PBES2-params ::= SEQUENCE { keyDerivationFunc AlgorithmIdentifier,
+  //                             encryptionScheme AlgorithmIdentifier }
+  auto r = children(params, "PBES2 parameters");
+  if (!r) return tl::unexpected(r.error());
+  auto kdf = r->expect(kTagSequence, "PBES2 key derivation function");
+  if (!kdf) return tl::unexpected(kdf.error());
+  auto enc = r->expect(kTagSequence, "PBES2 encryption scheme");
+  if (!enc) return tl::unexpected(enc.error());
+
+  auto kr = children(*kdf, "PBES2 key derivation function");
+  if (!kr) return tl::unexpected(kr.error());
+  auto kdf_oid_el = kr->expect(kTagOid, "PBES2 key derivation function");
+  if (!kdf_oid_el) return tl::unexpected(kdf_oid_el.error());
+  auto kdf_oid = oid(*kdf_oid_el, "PBES2 key derivation function");
+  if (!kdf_oid) return tl::unexpected(kdf_oid.error());
+  if (*kdf_oid != oids::kPbkdf2) {
+    return fail(Errc::unsupported, "unsupported PBES2 key derivation function " + describe_oid(*kdf_oid));
+  }
+  auto kp = kr->expect(kTagSequence, "PBKDF2 parameters");
+  if (!kp) return tl::unexpected(kp.error());
+  // PBKDF2-params ::= SEQUENCE { salt CHOICE { specified OCTET STRING, otherSource AlgId },
+  //   iterationCount INTEGER, keyLength INTEGER OPTIONAL, prf AlgId DEFAULT hmacWithSHA1 }
+  auto pr = children(*kp, "PBKDF2 parameters");
+  if (!pr) return tl::unexpected(pr.error());
+  auto salt = pr->next("PBKDF2 salt");
+  if (!salt) return tl::unexpected(salt.error());
+  if (!salt->is_universal(kTagOctetString)) {
+    return fail(Errc::unsupported, "unsupported PBKDF2 salt source (only a specified salt is supported)");
+  }
+  PbeAlgorithm alg;
+  auto salt_bytes = octet_string(*salt, "PBKDF2 salt");
+  if (!salt_bytes) return tl::unexpected(salt_bytes.error());
+  alg.salt = std::move(*salt_bytes);
+  auto iter = pr->expect(kTagInteger, "PBKDF2 iteration count");
+  if (!iter) return tl::unexpected(iter.error());
+  auto count = small_uint(*iter, "PBKDF2 iteration count");
+  if (!count) return tl::unexpected(count.error());
+  alg.iterations = *count;
+  std::optional<std::uint64_t> key_length;
+  auto kl = pr->optional(TagClass::universal, kTagInteger, "PBKDF2 key length");
+  if (!kl) return tl::unexpected(kl.error());
+  if (*kl) {
+    auto v = small_uint(**kl, "PBKDF2 key length");
+    if (!v) return tl::unexpected(v.error());
+    key_length = *v;
+  }
+  std::string prf_oid(oids::kHmacWithSha1);
+  auto prf = pr->optional(TagClass::universal, kTagSequence, "PBKDF2 PRF");
+  if (!prf) return tl::unexpected(prf.error());
+  if (*prf) {
+    auto prr = children(**prf, "PBKDF2 PRF");
+    if (!prr) return tl::unexpected(prr.error());
+    auto prf_el = prr->expect(kTagOid, "PBKDF2 PRF");
+    if (!prf_el) return tl::unexpected(prf_el.error());
+    auto p = oid(*prf_el, "PBKDF2 PRF");
+    if (!p) return tl::unexpected(p.error());
+    prf_oid = *p;
+  }
+  alg.prf = hash_by_hmac_oid(prf_oid);
+  if (alg.prf == nullptr) {
+    return fail(Errc::unsupported, "unsupported PBKDF2 PRF " + describe_oid(prf_oid));
+  }
+
+  auto er = children(*enc, "PBES2 encryption scheme");
+  if (!er) return tl::unexpected(er.error());
+  auto enc_oid_el = er->expect(kTagOid, "PBES2 encryption scheme");
+  if (!enc_oid_el) return tl::unexpected(enc_oid_el.error());
+  auto enc_oid = oid(*enc_oid_el, "PBES2 encryption scheme");
+  if (!enc_oid) return tl::unexpected(enc_oid.error());
+  alg.pbes2 = pbes2_cipher(*enc_oid);
+  if (alg.pbes2 == nullptr) {
+    return fail(Errc::unsupported, "unsupported PBES2 encryption scheme " + describe_oid(*enc_oid));
+  }
+  auto iv = er->expect(kTagOctetString, "PBES2 IV");
+  if (!iv) return tl::unexpected(iv.error());
+  auto iv_bytes = octet_string(*iv, "PBES2 IV");
+  if (!iv_bytes) return tl::unexpected(iv_bytes.error());
+  if (iv_bytes->size() != static_cast<std::size_t>(alg.pbes2->iv_length)) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: PBES2 IV has the wrong length");
+  }
+  alg.iv = std::move(*iv_bytes);
+  if (key_length && *key_length != static_cast<std::uint64_t>(alg.pbes2->key_length)) {
+    return fail(Errc::malformed_input,
+                "malformed PKCS#12: PBKDF2 keyLength does not match " + std::string(alg.pbes2->display));
+  }
+  alg.description = "PBES2/PBKDF2-HMAC-" + std::string(alg.prf->display) + "/" +
+                    std::string(alg.pbes2->display);
+  auto ok = check_iterations(alg.iterations, max_iterations, where);
+  if (!ok) return tl::unexpected(ok.error());
+  return alg;
+}
+
+}  // namespace
+
+Result<void> check_iterations(std::uint64_t iterations, std::uint64_t max_iterations,
+                              const std::string& where) {
+  if (iterations == 0) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: iteration count 0 in " + where);
+  }
+  if (iterations > max_iterations) {
+    return fail(Errc::limit_exceeded, "iteration count " + std::to_string(iterations) + " in " +
+                                          where + " exceeds the limit of " +
+                                          std::to_string(max_iterations) +
+                                          " (raise DecodeOptions::max_iterations to accept it)");
+  }
+  return {};
+}
+
+Result<PbeAlgorithm> parse_pbe(const Element& algorithm_identifier, std::uint64_t max_iterations,
+                               const char* where) {
+  if (!algorithm_identifier.is_universal(kTagSequence)) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: bad encryption algorithm identifier");
+  }
+  auto r = children(algorithm_identifier, "encryption algorithm");
+  if (!r) return tl::unexpected(r.error());
+  auto oid_el = r->expect(kTagOid, "encryption algorithm");
+  if (!oid_el) return tl::unexpected(oid_el.error());
+  auto alg_oid = oid(*oid_el, "encryption algorithm");
+  if (!alg_oid) return tl::unexpected(alg_oid.error());
+  const bool known = pbes1_scheme(*alg_oid) != nullptr || *alg_oid == oids::kPbes2;
+  if (!known) {
+    return fail(Errc::unsupported, "unsupported encryption algorithm " + describe_oid(*alg_oid) +
+                                       " in " + where);
+  }
+  auto params = r->next("encryption parameters");
+  if (!params) return tl::unexpected(params.error());
+  if (!params->is_universal(kTagSequence)) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: encryption parameters are not a SEQUENCE");
+  }
+  if (const Pbes1Scheme* s = pbes1_scheme(*alg_oid)) {
+    return parse_pbes1(*s, *params, max_iterations, where);
+  }
+  return parse_pbes2(*params, max_iterations, where);
+}
+
+Result<std::optional<SecureBytes>> pbe_decrypt(const PbeAlgorithm& alg,
+                                               const PasswordVariant& password, Bytes ciphertext,
+                                               bool& legacy_used) {
+  if (alg.pbes1 != nullptr) {
+    const Pbes1Scheme& s = *alg.pbes1;
+    auto cipher = fetch_cipher(s.cipher, s.short_name, legacy_used);
+    if (!cipher) return tl::unexpected(cipher.error());
+    auto sha1 = fetch_digest("SHA1", "SHA-1");
+    if (!sha1) return tl::unexpected(sha1.error());
+    auto key = pkcs12_kdf(sha1->get(), password.bytes, alg.salt, 1, alg.iterations,
+                          static_cast<std::size_t>(s.key_length));
+    if (!key) return tl::unexpected(key.error());
+    SecureBytes iv;
+    if (s.iv_length > 0) {
+      auto derived = pkcs12_kdf(sha1->get(), password.bytes, alg.salt, 2, alg.iterations,
+                                static_cast<std::size_t>(s.iv_length));
+      if (!derived) return tl::unexpected(derived.error());
+      iv = std::move(*derived);
+    }
+    return decrypt(cipher->get(), *key, iv, ciphertext);
+  }
+  const Pbes2Cipher& c = *alg.pbes2;
+  auto cipher = fetch_cipher(c.cipher, c.display, legacy_used);
+  if (!cipher) return tl::unexpected(cipher.error());
+  auto md = fetch_digest(alg.prf->openssl_name, alg.prf->display);
+  if (!md) return tl::unexpected(md.error());
+  auto key = pbkdf2(md->get(), password.bytes, alg.salt, alg.iterations,
+                    static_cast<std::size_t>(c.key_length));
+  if (!key) return tl::unexpected(key.error());
+  return decrypt(cipher->get(), *key, alg.iv, ciphertext);
+}
+
+}  // namespace getcert::pkcs12::detail
