@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "command.hpp"
+#include "docgen.hpp"
 #include "exit_codes.hpp"
 
 #ifndef GETCERT_VERSION
@@ -48,7 +49,7 @@ void setup_logging(Terminal& term, const GlobalOptions& global) {
 }  // namespace
 
 int run(const std::vector<std::string>& raw_args, Terminal& term) {
-  CLI::App app("getcert: fetch, verify and convert TLS certificates", "getcert");
+  CLI::App app("fetch, verify and convert TLS certificates", "getcert");
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text());
   app.failure_message(CLI::FailureMessage::help);
@@ -70,6 +71,16 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
     CLI::App* sub = c->add_to(app);
     sub->fallthrough();
     table.emplace_back(sub, c.get());
+  }
+
+  // Build-time generation of the man page and completion from these very definitions.
+  if (raw_args.size() == 2 && raw_args[1] == "--generate-man") {
+    term.out << man_page(app, version_text());
+    return kExitOk;
+  }
+  if (raw_args.size() == 2 && raw_args[1] == "--generate-bash-completion") {
+    term.out << bash_completion(app);
+    return kExitOk;
   }
 
   const std::vector<std::string> args = with_default_command(raw_args, app);
