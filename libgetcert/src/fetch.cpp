@@ -217,8 +217,10 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
   }
 
   STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl.get());  // get0: borrowed
+  std::vector<X509*> handles;  // borrowed from ssl, which outlives their use below
   for (int i = 0; i < sk_X509_num(chain); ++i) {
-    auto cert = detail::certificate_from_x509(sk_X509_value(chain, i));
+    handles.push_back(sk_X509_value(chain, i));
+    auto cert = detail::certificate_from_x509(handles.back());
     if (!cert) return tl::unexpected(cert.error());
     result.presented_chain.push_back(std::move(*cert));
   }
@@ -257,7 +259,7 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
   // Revocation and AIA requests get what is left of the overall budget, at least a second.
   verify.network_timeout = std::max<std::chrono::milliseconds>(
       std::chrono::milliseconds(detail::millis_until(deadline)), std::chrono::seconds(1));
-  auto verification = detail::verify_with_store(result.presented_chain, verify, *trust);
+  auto verification = detail::verify_with_store(result.presented_chain, verify, *trust, handles);
   if (!verification) return tl::unexpected(verification.error());
   result.verification = std::move(*verification);
   return result;

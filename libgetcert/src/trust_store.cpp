@@ -1,9 +1,12 @@
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include "detail/trust_store.hpp"
+
+#include <openssl/pem.h>
 
 namespace getcert::detail {
 namespace {
@@ -21,6 +24,43 @@ Result<void> check_readable(const std::string& path, bool want_dir, const char* 
   return {};
 }
 
+// True when dir holds OpenSSL hash links ("5db8f40a.0"), so lookups can be lazy.
+bool has_hash_links(const char* dir) {
+  DIR* d = ::opendir(dir);
+  if (d == nullptr) return false;
+  bool found = false;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() == 10 && name[8] == '.' && name.find_first_not_of("0123456789abcdef") == 8) {
+      found = true;
+      break;
+    }
+  }
+  ::closedir(d);
+  return found;
+}
+
+// Reads every certificate of a PEM file into the store. Cheaper than X509_STORE_load_file,
+// which runs OpenSSL 3's generic decoder machinery for every object.
+Result<int> add_pem_file(X509_STORE* store, const std::string& path) {
+  BioPtr bio(BIO_new_file(path.c_str(), "r"));
+  if (!bio) return fail(Errc::io_error, "cannot read CA file '" + path + "'", drain_errors());
+  int added = 0;
+  for (;;) {
+    X509Ptr cert(PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr));
+    if (!cert) break;
+    if (X509_STORE_add_cert(store, cert.get()) == 1) ++added;
+  }
+  const unsigned long err = ERR_peek_last_error();
+  if (ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE) {
+    clear_errors();
+  } else if (err != 0) {
+    return fail(Errc::malformed_input, "CA file '" + path + "' holds a corrupt certificate",
+                drain_errors());
+  }
+  return added;
+}
+
 }  // namespace
 
 Result<TrustStore> load_trust_store(const TrustOptions& options) {
@@ -29,15 +69,26 @@ Result<TrustStore> load_trust_store(const TrustOptions& options) {
   if (!out.store) return fail(Errc::internal, "out of memory", drain_errors());
 
   if (options.ca_file.empty() && options.ca_dir.empty()) {
-    if (X509_STORE_set_default_paths(out.store.get()) != 1) {
-      return fail(Errc::io_error, "cannot load the system trust store", drain_errors());
-    }
+    // The system store. A hashed directory is looked up lazily (only the issuers a chain
+    // needs are read); the bundle file is parsed whole, so it is only used when it must be:
+    // when SSL_CERT_FILE names it, or when the directory has no hash links.
     const char* env_file = std::getenv(X509_get_default_cert_file_env());
     const char* env_dir = std::getenv(X509_get_default_cert_dir_env());
-    out.description = std::string("system (") +
-                      (env_file != nullptr ? env_file : X509_get_default_cert_file()) + ", " +
-                      (env_dir != nullptr ? env_dir : X509_get_default_cert_dir()) + ")";
-    clear_errors();  // a missing default file is not an error: the store is just empty
+    const std::string dir = env_dir != nullptr ? env_dir : X509_get_default_cert_dir();
+    const std::string file = env_file != nullptr ? env_file : X509_get_default_cert_file();
+    std::string used;
+    if (has_hash_links(dir.c_str()) &&
+        X509_STORE_load_path(out.store.get(), dir.c_str()) == 1) {
+      used = dir;
+    }
+    struct stat st {};
+    if ((used.empty() || env_file != nullptr) && ::stat(file.c_str(), &st) == 0) {
+      if (auto added = add_pem_file(out.store.get(), file); added) {
+        used += (used.empty() ? "" : ", ") + file;
+      }
+    }
+    clear_errors();  // a missing default location is not an error: the store is just empty
+    out.description = "system (" + (used.empty() ? std::string("empty") : used) + ")";
     return out;
   }
 
@@ -45,10 +96,11 @@ Result<TrustStore> load_trust_store(const TrustOptions& options) {
     if (auto ok = check_readable(options.ca_file, false, "CA file"); !ok) {
       return tl::unexpected(ok.error());
     }
-    if (X509_STORE_load_file(out.store.get(), options.ca_file.c_str()) != 1) {
+    auto added = add_pem_file(out.store.get(), options.ca_file);
+    if (!added) return tl::unexpected(added.error());
+    if (*added == 0) {
       return fail(Errc::malformed_input,
-                  "CA file '" + options.ca_file + "' holds no readable PEM certificate",
-                  drain_errors());
+                  "CA file '" + options.ca_file + "' holds no PEM certificate");
     }
     out.description = "file:" + options.ca_file;
   }

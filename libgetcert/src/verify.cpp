@@ -182,17 +182,12 @@ struct PathResult {
   bool ran = false;
 };
 
-Result<PathResult> build_path(X509* leaf, const std::vector<Certificate>& helpers,
-                              const VerifyOptions& options, X509_STORE* store) {
+Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const VerifyOptions& options,
+                              X509_STORE* store) {
   detail::clear_errors();
-  detail::X509StackPtr untrusted(sk_X509_new_null());
   detail::X509StoreCtxPtr ctx(X509_STORE_CTX_new());
-  if (!untrusted || !ctx) return fail(Errc::internal, "out of memory", detail::drain_errors());
-  for (const auto& h : helpers) {
-    X509Ptr c = detail::x509_from_certificate(h);
-    if (c && sk_X509_push(untrusted.get(), c.get()) > 0) (void)c.release();
-  }
-  if (X509_STORE_CTX_init(ctx.get(), store, leaf, untrusted.get()) != 1) {
+  if (!ctx) return fail(Errc::internal, "out of memory", detail::drain_errors());
+  if (X509_STORE_CTX_init(ctx.get(), store, leaf, untrusted) != 1) {
     return fail(Errc::internal, "cannot prepare verification", detail::drain_errors());
   }
   PathResult out;
@@ -342,14 +337,26 @@ Result<Verification> verify_chain(const std::vector<Certificate>& presented,
 namespace detail {
 
 Result<Verification> verify_with_store(const std::vector<Certificate>& presented,
-                                       const VerifyOptions& options, const TrustStore& trust) {
+                                       const VerifyOptions& options, const TrustStore& trust,
+                                       const std::vector<X509*>& parsed) {
   if (presented.empty()) return fail(Errc::invalid_argument, "no certificate to verify");
-  X509Ptr leaf = x509_from_certificate(presented.front());
-  if (!leaf) return fail(Errc::internal, "cannot re-read the leaf certificate");
+  // One parsed handle per certificate for the whole verification: OpenSSL decodes a public
+  // key lazily per handle, and that decode dominates the cost of verifying.
+  std::vector<X509Ptr> handles;
+  for (std::size_t i = 0; i < presented.size(); ++i) {
+    X509* given = i < parsed.size() ? parsed[i] : nullptr;
+    if (given != nullptr) X509_up_ref(given);
+    X509Ptr h(given != nullptr ? given : x509_from_certificate(presented[i]).release());
+    if (!h) return fail(Errc::internal, "cannot re-read a presented certificate");
+    handles.push_back(std::move(h));
+  }
+  X509* leaf = handles.front().get();
+  X509RefStackPtr untrusted(sk_X509_new_null());  // borrows from handles
+  if (!untrusted) return fail(Errc::internal, "out of memory");
+  for (std::size_t i = 1; i < handles.size(); ++i) sk_X509_push(untrusted.get(), handles[i].get());
   const std::int64_t now = options.at_time.value_or(static_cast<std::int64_t>(std::time(nullptr)));
-  const std::vector<Certificate> helpers(presented.begin() + 1, presented.end());
 
-  auto path = build_path(leaf.get(), helpers, options, trust.store.get());
+  auto path = build_path(leaf, untrusted.get(), options, trust.store.get());
   if (!path) return tl::unexpected(path.error());
 
   Verification v;
@@ -372,9 +379,11 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
     if (options.fetch_missing) {
       v.fetched_intermediates = fetch_missing_issuers(*path, options, notes);
       if (!v.fetched_intermediates.empty()) {
-        std::vector<Certificate> more = helpers;
-        more.insert(more.end(), v.fetched_intermediates.begin(), v.fetched_intermediates.end());
-        auto again = build_path(leaf.get(), more, options, trust.store.get());
+        for (const auto& c : v.fetched_intermediates) {
+          X509Ptr h = x509_from_certificate(c);
+          if (h && sk_X509_push(untrusted.get(), h.get()) > 0) handles.push_back(std::move(h));
+        }
+        auto again = build_path(leaf, untrusted.get(), options, trust.store.get());
         if (!again) return tl::unexpected(again.error());
         completed = std::none_of(again->problems.begin(), again->problems.end(),
                                  [](const RawProblem& p) { return is_issuer_problem(p.code); });
@@ -400,7 +409,16 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   if (v.trusted) {
     STACK_OF(X509)* chain = path->chain.get();
     for (int i = 0; i < sk_X509_num(chain); ++i) {
-      auto c = certificate_from_x509(sk_X509_value(chain, i));
+      X509* link = sk_X509_value(chain, i);
+      // Certificates the server sent are already modelled; only the others need converting.
+      const auto same = std::find_if(handles.begin(), handles.end(),
+                                     [&](const X509Ptr& h) { return h.get() == link; });
+      const auto index = static_cast<std::size_t>(same - handles.begin());
+      if (same != handles.end() && index < presented.size()) {
+        v.verified_chain.push_back(presented[index]);
+        continue;
+      }
+      auto c = certificate_from_x509(link);
       if (!c) return tl::unexpected(c.error());
       v.verified_chain.push_back(std::move(*c));
     }
@@ -423,7 +441,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
 
   v.hostname_ok = true;
   if (!options.name.empty()) {
-    if (auto problem = check_name(leaf.get(), presented.front(), options.name)) {
+    if (auto problem = check_name(leaf, presented.front(), options.name)) {
       v.hostname_ok = false;
       v.errors.insert(v.errors.begin(), std::move(*problem));
     }

@@ -29,6 +29,7 @@ struct Deleter {
   using Name = std::unique_ptr<T, Deleter<T, &(FreeFn)>>
 
 inline void free_x509_stack(STACK_OF(X509) * s) { sk_X509_pop_free(s, X509_free); }
+inline void free_x509_stack_only(STACK_OF(X509) * s) { sk_X509_free(s); }
 inline void free_bio(BIO* b) { BIO_free_all(b); }
 
 GETCERT_OSSL_PTR(SslCtxPtr, SSL_CTX, SSL_CTX_free);
@@ -38,6 +39,8 @@ GETCERT_OSSL_PTR(X509Ptr, X509, X509_free);
 GETCERT_OSSL_PTR(X509StorePtr, X509_STORE, X509_STORE_free);
 GETCERT_OSSL_PTR(X509StoreCtxPtr, X509_STORE_CTX, X509_STORE_CTX_free);
 GETCERT_OSSL_PTR(X509StackPtr, STACK_OF(X509), free_x509_stack);
+// A stack that borrows its certificates (they are owned elsewhere).
+GETCERT_OSSL_PTR(X509RefStackPtr, STACK_OF(X509), free_x509_stack_only);
 GETCERT_OSSL_PTR(EvpPkeyPtr, EVP_PKEY, EVP_PKEY_free);
 GETCERT_OSSL_PTR(EvpPkeyCtxPtr, EVP_PKEY_CTX, EVP_PKEY_CTX_free);
 GETCERT_OSSL_PTR(EvpMdCtxPtr, EVP_MD_CTX, EVP_MD_CTX_free);
