@@ -1,0 +1,239 @@
+// The Certificate model over the generated PKI, with `openssl` as the oracle for every value
+// it can print (names, serial, dates, fingerprints, SPKI pin).
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "getcert/certificate.hpp"
+#include "support/commands.hpp"
+#include "support/files.hpp"
+
+using getcert::Certificate;
+using getcert::Errc;
+using getcert::test::openssl;
+using getcert::test::pki;
+using getcert::test::read_file;
+
+namespace {
+
+Certificate load(const std::string& name) {
+  auto certs = getcert::parse_certificates_pem(read_file(pki(name + ".pem")));
+  if (!certs) FAIL(name << ".pem: " << certs.error().message);
+  REQUIRE(certs->size() == 1);
+  return certs->front();
+}
+
+// The value after the first '=' of `openssl x509 -noout OPTION` output, without the newline.
+std::string openssl_field(const std::string& name, const std::vector<std::string>& options) {
+  std::vector<std::string> args{"x509", "-in", pki(name + ".pem"), "-noout"};
+  args.insert(args.end(), options.begin(), options.end());
+  std::string out = openssl(args);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out.substr(out.find('=') + 1);
+}
+
+std::string without_colons(std::string s) {
+  s.erase(std::remove(s.begin(), s.end(), ':'), s.end());
+  return s;
+}
+
+const char* const kAllCerts[] = {"root",     "intermediate", "untrusted-root", "rsa",
+                                 "ecdsa",    "ed25519",      "wildcard",       "ipsan",
+                                 "wronghost", "expired",     "notyet",         "sni-a",
+                                 "client",   "selfsigned",   "untrusted"};
+
+const std::string kRoot = "CN=getcert Test Root CA,O=getcert tests";
+const std::string kIntermediate = "CN=getcert Test Intermediate CA,O=getcert tests";
+
+}  // namespace
+
+TEST_CASE("subject and issuer are RFC 2253 and match openssl", "[certificate]") {
+  for (const char* name : kAllCerts) {
+    INFO("certificate: " << name);
+    const Certificate c = load(name);
+    CHECK(c.subject == openssl_field(name, {"-subject", "-nameopt", "RFC2253"}));
+    CHECK(c.issuer == openssl_field(name, {"-issuer", "-nameopt", "RFC2253"}));
+  }
+  const Certificate rsa = load("rsa");
+  CHECK(rsa.subject == "CN=rsa.test");
+  CHECK(rsa.subject_cn == "rsa.test");
+  CHECK(rsa.issuer == kIntermediate);
+  CHECK(rsa.issuer_cn == "getcert Test Intermediate CA");
+  CHECK(rsa.display_name() == "rsa.test");
+  CHECK(load("intermediate").issuer == kRoot);
+  CHECK(load("root").subject == kRoot);
+}
+
+TEST_CASE("serial and validity dates match openssl", "[certificate]") {
+  for (const char* name : kAllCerts) {
+    INFO("certificate: " << name);
+    const Certificate c = load(name);
+    CHECK(c.serial == openssl_field(name, {"-serial"}));
+    std::string not_before = openssl_field(name, {"-startdate", "-dateopt", "iso_8601"});
+    std::string not_after = openssl_field(name, {"-enddate", "-dateopt", "iso_8601"});
+    std::replace(not_before.begin(), not_before.end(), ' ', 'T');
+    std::replace(not_after.begin(), not_after.end(), ' ', 'T');
+    CHECK(getcert::format_utc(c.not_before) == not_before);
+    CHECK(getcert::format_utc(c.not_after) == not_after);
+  }
+}
+
+TEST_CASE("subject alternative names, including IPv6", "[certificate]") {
+  using V = std::vector<std::string>;
+  const Certificate rsa = load("rsa");
+  CHECK(rsa.sans.dns == V{"localhost", "rsa.test"});
+  CHECK(rsa.sans.ip == V{"127.0.0.1", "::1"});
+  CHECK(rsa.sans.uri.empty());
+  CHECK(rsa.sans.email.empty());
+
+  const Certificate ipsan = load("ipsan");
+  CHECK(ipsan.sans.dns.empty());
+  CHECK(ipsan.sans.ip == V{"127.0.0.1", "::1"});
+
+  CHECK(load("wildcard").sans.dns == V{"*.wild.test"});
+  CHECK(load("wronghost").sans.dns == V{"other.example"});
+  const Certificate client = load("client");
+  CHECK(client.sans.dns.empty());
+  CHECK(client.sans.ip.empty());
+  CHECK(load("root").sans.dns.empty());
+}
+
+TEST_CASE("key type, size and curve", "[certificate]") {
+  const Certificate rsa = load("rsa");
+  CHECK(rsa.key.type == "RSA");
+  CHECK(rsa.key.bits == 2048);
+  CHECK(rsa.key.curve.empty());
+
+  const Certificate ec = load("ecdsa");
+  CHECK(ec.key.type == "EC");
+  CHECK(ec.key.bits == 256);
+  CHECK(ec.key.curve == "P-256");
+
+  const Certificate ed = load("ed25519");
+  CHECK(ed.key.type == "Ed25519");
+  CHECK(ed.key.bits == 256);
+  CHECK(ed.key.curve.empty());
+
+  // The signature algorithm is the issuer's: every leaf here is signed by a P-256 CA.
+  CHECK(rsa.signature_algorithm == "ecdsa-with-SHA256");
+  CHECK(ed.signature_algorithm == "ecdsa-with-SHA256");
+}
+
+TEST_CASE("CA and self-signed flags", "[certificate]") {
+  struct Case {
+    const char* name;
+    bool is_ca;
+    bool self_signed;
+  };
+  const Case cases[] = {{"root", true, true},          {"untrusted-root", true, true},
+                        {"intermediate", true, false}, {"ecdsa", false, false},
+                        {"selfsigned", false, true},   {"untrusted", false, false},
+                        {"client", false, false}};
+  for (const auto& c : cases) {
+    INFO("certificate: " << c.name);
+    const Certificate cert = load(c.name);
+    CHECK(cert.is_ca == c.is_ca);
+    CHECK(cert.self_signed == c.self_signed);
+  }
+}
+
+TEST_CASE("AIA caIssuers URL of intermediate-issued leaves", "[certificate]") {
+  CHECK(load("ecdsa").ca_issuers_urls ==
+        std::vector<std::string>{"http://127.0.0.1:18080/intermediate.der"});
+  CHECK(load("selfsigned").ca_issuers_urls.empty());
+  CHECK(load("ecdsa").ocsp_urls.empty());
+}
+
+TEST_CASE("fingerprints equal openssl x509 -fingerprint", "[certificate]") {
+  for (const char* name : kAllCerts) {
+    INFO("certificate: " << name);
+    const Certificate c = load(name);
+    CHECK(c.sha256 == without_colons(openssl_field(name, {"-fingerprint", "-sha256"})));
+    CHECK(c.sha1 == without_colons(openssl_field(name, {"-fingerprint", "-sha1"})));
+    CHECK(c.sha256.size() == 64);
+  }
+}
+
+TEST_CASE("SPKI pin equals the openssl pipeline", "[certificate]") {
+  for (const char* name : {"rsa", "ecdsa", "ed25519", "root"}) {
+    INFO("certificate: " << name);
+    const auto r = getcert::test::run_shell(
+        std::string(GETCERT_TEST_OPENSSL) + " x509 -in '" + pki(std::string(name) + ".pem") +
+        "' -noout -pubkey | " + GETCERT_TEST_OPENSSL + " pkey -pubin -outform der | " +
+        GETCERT_TEST_OPENSSL + " dgst -sha256 -binary | base64");
+    REQUIRE(r.exit_code == 0);
+    std::string expected = r.out;
+    while (!expected.empty() && expected.back() == '\n') expected.pop_back();
+    REQUIRE(expected.size() == 44);
+    CHECK(load(name).spki_sha256 == expected);
+  }
+}
+
+TEST_CASE("pem() and to_pem() round-trip the files byte for byte", "[certificate]") {
+  for (const char* name : kAllCerts) {
+    INFO("certificate: " << name);
+    CHECK(load(name).pem() == read_file(pki(std::string(name) + ".pem")));
+  }
+  const std::string chain_text = read_file(pki("ecdsa-chain.pem"));
+  auto chain = getcert::parse_certificates_pem(chain_text);
+  REQUIRE(chain);
+  REQUIRE(chain->size() == 2);
+  CHECK(getcert::to_pem(*chain) == chain_text);
+  CHECK(chain->at(1).subject == kIntermediate);
+}
+
+TEST_CASE("DER parsing keeps the exact bytes and rejects trailing data", "[certificate]") {
+  const Certificate pem = load("ecdsa");
+  auto der = getcert::parse_certificate_der(pem.der);
+  REQUIRE(der);
+  CHECK(der->der == pem.der);
+  CHECK(der->sha256 == pem.sha256);
+
+  const std::string der_file = openssl({"x509", "-in", pki("intermediate.pem"), "-outform", "DER"});
+  const std::vector<std::uint8_t> oracle(der_file.begin(), der_file.end());
+  CHECK(load("intermediate").der == oracle);
+
+  auto with_trailer = pem.der;
+  with_trailer.push_back(0);
+  auto trailing = getcert::parse_certificate_der(with_trailer);
+  REQUIRE_FALSE(trailing);
+  CHECK(trailing.error().code == Errc::malformed_input);
+
+  auto garbage = getcert::parse_certificate_der({0x30, 0x03, 0x01, 0x02});
+  REQUIRE_FALSE(garbage);
+  CHECK(garbage.error().code == Errc::malformed_input);
+}
+
+TEST_CASE("PEM parsing skips other blocks and rejects corrupt input", "[certificate]") {
+  const std::string with_key = read_file(pki("ecdsa.key")) + read_file(pki("ecdsa-chain.pem"));
+  auto certs = getcert::parse_certificates_pem(with_key);
+  REQUIRE(certs);
+  CHECK(certs->size() == 2);
+
+  auto none = getcert::parse_certificates_pem(read_file(pki("ecdsa.key")));
+  REQUIRE_FALSE(none);
+  CHECK(none.error().code == Errc::malformed_input);
+
+  auto empty = getcert::parse_certificates_pem("");
+  REQUIRE_FALSE(empty);
+  CHECK(empty.error().code == Errc::malformed_input);
+
+  std::string corrupt = read_file(pki("ecdsa.pem"));
+  corrupt.replace(corrupt.find('\n') + 10, 8, "!!!!!!!!");
+  auto bad = getcert::parse_certificates_pem(corrupt);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == Errc::malformed_input);
+}
+
+TEST_CASE("days_left counts whole days and goes negative once expired", "[certificate]") {
+  const Certificate c = load("ecdsa");
+  CHECK(c.days_left(c.not_after) == 0);
+  CHECK(c.days_left(c.not_after - 1) == 0);
+  CHECK(c.days_left(c.not_after - 86400) == 1);
+  CHECK(c.days_left(c.not_after + 1) == -1);
+  CHECK(c.days_left(c.not_after + 12 * 86400) == -12);
+  CHECK(getcert::format_utc(0) == "1970-01-01T00:00:00Z");
+}

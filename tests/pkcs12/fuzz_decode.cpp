@@ -1,0 +1,30 @@
+// libFuzzer target for getcert::pkcs12::decode. Build with
+//   cmake -DCMAKE_CXX_COMPILER=clang++ -DGETCERT_FUZZ=ON \
+//         -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" ...
+// and run over the shared vectors as seed corpus:
+//   fuzz_decode -max_total_time=60 corpus/ ../shared/vectors/pkcs12/
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "getcert/pkcs12.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::vector<std::uint8_t> input(data, data + size);
+  getcert::pkcs12::DecodeOptions options;
+  // A password that matches several seed vectors, so mutations reach the decrypted contents.
+  options.password = "cryptography";
+  // Keep each input cheap: the fuzzer explores structure, not key-derivation cost.
+  options.max_iterations = 4096;
+  auto result = getcert::pkcs12::decode(input, options);
+  if (result) {
+    for (const auto& id : result->identities) {
+      static_cast<void>(id.key.pem());
+    }
+  }
+  // Also the no-password path (empty + absent candidates).
+  options.password.reset();
+  static_cast<void>(getcert::pkcs12::decode(input, options));
+  return 0;
+}

@@ -1,0 +1,184 @@
+// Hand-built PFX files for bag and attribute kinds no vector or producer covers: SDSI
+// certificates, CRL and unknown bags, unknown and non-BMP attributes, nesting at the limit.
+
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include "getcert/pkcs12.hpp"
+#include "support.hpp"
+
+namespace getcert::pkcs12::test {
+namespace {
+
+using Der = std::vector<std::uint8_t>;
+
+Der tlv(std::uint8_t tag, const Der& content) {
+  Der out{tag};
+  const std::size_t n = content.size();
+  if (n < 0x80) {
+    out.push_back(static_cast<std::uint8_t>(n));
+  } else if (n < 0x100) {
+    out.insert(out.end(), {0x81, static_cast<std::uint8_t>(n)});
+  } else {
+    out.insert(out.end(), {0x82, static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)});
+  }
+  out.insert(out.end(), content.begin(), content.end());
+  return out;
+}
+
+Der cat(std::initializer_list<Der> parts) {
+  Der out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+Der oid(const std::string& dotted) {
+  std::vector<std::uint64_t> arcs;
+  std::stringstream ss(dotted);
+  std::string part;
+  while (std::getline(ss, part, '.')) arcs.push_back(std::stoull(part));
+  Der body{static_cast<std::uint8_t>(arcs[0] * 40 + arcs[1])};
+  for (std::size_t i = 2; i < arcs.size(); ++i) {
+    Der enc{static_cast<std::uint8_t>(arcs[i] & 0x7F)};
+    for (std::uint64_t v = arcs[i] >> 7; v > 0; v >>= 7) {
+      enc.insert(enc.begin(), static_cast<std::uint8_t>(0x80 | (v & 0x7F)));
+    }
+    body.insert(body.end(), enc.begin(), enc.end());
+  }
+  return tlv(0x06, body);
+}
+
+Der seq(const Der& c) { return tlv(0x30, c); }
+Der set(const Der& c) { return tlv(0x31, c); }
+Der octets(const Der& c) { return tlv(0x04, c); }
+Der explicit0(const Der& c) { return tlv(0xA0, c); }
+
+Der bag(const std::string& type, const Der& value, const Der& attributes = {}) {
+  return seq(cat({oid(type), explicit0(value), attributes.empty() ? Der{} : set(attributes)}));
+}
+
+Der attribute(const std::string& type, const Der& value) {
+  return seq(cat({oid(type), set(value)}));
+}
+
+// PFX v3 without MAC holding one data safe with `bags`.
+Der pfx(const Der& bags) {
+  const Der safe = seq(cat({oid("1.2.840.113549.1.7.1"), explicit0(octets(seq(bags)))}));
+  const Der auth_safe = seq(cat({oid("1.2.840.113549.1.7.1"), explicit0(octets(seq(safe)))}));
+  return seq(cat({tlv(0x02, {3}), auth_safe}));
+}
+
+Der nested(int levels, const Der& inner) {
+  Der bags = inner;
+  for (int i = 0; i < levels; ++i) bags = bag("1.2.840.113549.1.12.10.1.6", seq(bags));
+  return bags;
+}
+
+const char* kCertBag = "1.2.840.113549.1.12.10.1.3";
+
+}  // namespace
+
+TEST_CASE("hand-built bags: SDSI, CRL, unknown types and attributes are reported, not fatal",
+          "[pkcs12]") {
+  const TestPki& pki = test_pki();
+  const auto root_pem = parse_certificates_pem(read_text(pki.root_cert));
+  REQUIRE(root_pem.has_value());
+  const Der cert_der = root_pem->at(0).der;
+  TempDir tmp;
+  REQUIRE(run({"openssl", "pkcs8", "-topk8", "-nocrypt", "-in", pki.root_key.string(), "-outform",
+               "DER", "-out", (tmp / "key.p8").string()})
+              .status == 0);
+  const Der key_der = read_file(tmp / "key.p8");
+  REQUIRE_FALSE(key_der.empty());
+
+  // friendlyName "é😀" as BMPString (surrogate pair), an unknown attribute, a Microsoft one.
+  const Der friendly = tlv(0x1E, {0x00, 0xE9, 0xD8, 0x3D, 0xDE, 0x00});
+  const Der attrs = cat({attribute("1.2.840.113549.1.9.20", friendly),
+                         attribute("1.2.3.4.5", tlv(0x0C, {'h', 'i'})),
+                         attribute("1.3.6.1.4.1.311.17.3.71", tlv(0x1E, {0x00, 'M'})),
+                         attribute("1.2.840.113549.1.9.21", octets({0x01, 0x02}))});
+  const Der bags = cat({
+      bag(kCertBag, seq(cat({oid("1.2.840.113549.1.9.22.2"), explicit0(tlv(0x16, {'s'}))}))),
+      bag("1.2.840.113549.1.12.10.1.4",
+          seq(cat({oid("1.2.840.113549.1.9.23.1"), explicit0(octets({'x'}))}))),
+      bag("1.2.3.4", tlv(0x05, {})),
+      bag(kCertBag, seq(cat({oid("1.2.840.113549.1.9.22.1"), explicit0(octets(cert_der))})), attrs),
+      bag("1.2.840.113549.1.12.10.1.1", key_der,
+          attribute("1.2.840.113549.1.9.21", octets({0x01, 0x02}))),
+  });
+  const auto decoded = decode(pfx(bags));
+  INFO((decoded ? std::string() : decoded.error().message));
+  REQUIRE(decoded.has_value());
+  REQUIRE(decoded->identities.size() == 1);
+  const auto& id = decoded->identities[0];
+  REQUIRE(id.leaf.has_value());
+  CHECK(id.leaf->der == cert_der);
+  CHECK(id.chain.empty());
+  CHECK(id.leaf_attributes.friendly_name == "\xC3\xA9\xF0\x9F\x98\x80");
+  CHECK(id.leaf_attributes.local_key_id == "0102");
+  const auto& all = id.leaf_attributes.all;
+  REQUIRE(all.size() == 4);
+  CHECK(all[1].oid == "1.2.3.4.5");
+  CHECK(all[1].value == "hi");
+  CHECK(all[2].name == "microsoft(1.3.6.1.4.1.311.17.3.71)");
+  CHECK(all[2].value == "M");
+
+  const auto& info = decoded->info;
+  REQUIRE(info.safes.size() == 1);
+  const auto& b = info.safes[0].bags;
+  REQUIRE(b.size() == 5);
+  CHECK(b[0].type == "certBag");
+  CHECK(b[0].description.find("sdsiCertificate") != std::string::npos);
+  CHECK(b[1].type == "crlBag");
+  CHECK(b[2].type == "1.2.3.4");
+  CHECK(b[4].type == "keyBag");
+  auto has_warning = [&](const std::string& text) {
+    return std::any_of(info.warnings.begin(), info.warnings.end(),
+                       [&](const std::string& w) { return w.find(text) != std::string::npos; });
+  };
+  CHECK(has_warning("no MAC"));
+  CHECK(has_warning("CRL bag ignored"));
+  CHECK(has_warning("SDSI"));
+  CHECK(has_warning("1.2.3.4"));
+}
+
+TEST_CASE("nested SafeContents: 8 levels are read, 9 are malformed_input", "[pkcs12]") {
+  const TestPki& pki = test_pki();
+  const auto root_pem = parse_certificates_pem(read_text(pki.root_cert));
+  REQUIRE(root_pem.has_value());
+  const Der cert = bag(
+      kCertBag, seq(cat({oid("1.2.840.113549.1.9.22.1"), explicit0(octets(root_pem->at(0).der))})));
+  const auto ok = decode(pfx(nested(kMaxSafeContentsNesting, cert)));
+  REQUIRE(ok.has_value());
+  CHECK(ok->extra_certs.size() == 1);
+  CHECK(ok->info.safes.at(0).bags.back().nesting == kMaxSafeContentsNesting);
+  const auto deep = decode(pfx(nested(kMaxSafeContentsNesting + 1, cert)));
+  REQUIRE_FALSE(deep.has_value());
+  CHECK(deep.error().code == Errc::malformed_input);
+  CHECK(deep.error().message.find("nested") != std::string::npos);
+}
+
+TEST_CASE("structural nonsense is malformed_input", "[pkcs12]") {
+  SECTION("version 2") {
+    Der v2 = pfx({});
+    v2[4] = 2;  // 30 LL 02 01 03 -> version byte
+    const auto r = decode(v2);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == Errc::malformed_input);
+    CHECK(r.error().message.find("version 2") != std::string::npos);
+  }
+  SECTION("a bag value that is not [0] EXPLICIT") {
+    const Der bad = seq(cat({oid(kCertBag), octets({1})}));
+    const auto r = decode(pfx(bad));
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == Errc::malformed_input);
+  }
+  SECTION("an empty PFX (no safes) decodes to nothing, with the MAC warning") {
+    const auto r = decode(pfx({}));
+    REQUIRE(r.has_value());
+    CHECK(r->identities.empty());
+    CHECK(r->extra_certs.empty());
+  }
+}
+
+}  // namespace getcert::pkcs12::test

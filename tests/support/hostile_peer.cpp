@@ -1,0 +1,210 @@
+#include "support/hostile_peer.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <stdexcept>
+
+namespace getcert::test {
+
+HostilePeer::HostilePeer(Behavior behavior) : behavior_(behavior) {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof sin;
+  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sin), len) != 0 ||
+      ::listen(listen_fd_, 16) != 0 ||
+      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&sin), &len) != 0 ||
+      ::pipe2(wake_fds_, O_CLOEXEC) != 0) {
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    throw std::runtime_error("HostilePeer: cannot listen on 127.0.0.1");
+  }
+  port_ = ntohs(sin.sin_port);
+  thread_ = std::thread([this] { serve(); });
+}
+
+HostilePeer::~HostilePeer() {
+  const char byte = 'x';
+  (void)!::write(wake_fds_[1], &byte, 1);
+  if (thread_.joinable()) thread_.join();
+  for (const int fd : held_) ::close(fd);
+  ::close(listen_fd_);
+  ::close(wake_fds_[0]);
+  ::close(wake_fds_[1]);
+}
+
+int HostilePeer::connections_settled() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(port_);
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("HostilePeer: probe connection failed");
+  }
+  sockaddr_in local{};
+  socklen_t len = sizeof local;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+  const std::uint16_t probe_port = ntohs(local.sin_port);
+  ::close(fd);
+  // Connections queued before the probe are accepted before it (accept is FIFO).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      for (std::size_t i = 0; i < client_ports_.size(); ++i) {
+        if (client_ports_[i] == probe_port) {
+          const int earlier = static_cast<int>(i) - probes_;
+          ++probes_;
+          return earlier;
+        }
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw std::runtime_error("HostilePeer: probe connection was never accepted");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+std::vector<std::string> HostilePeer::client_hellos() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return hellos_;
+}
+
+bool HostilePeer::wait_readable(int fd, int timeout_ms) {
+  pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}};
+  int rc = 0;
+  do {
+    rc = ::poll(fds, 2, timeout_ms);
+  } while (rc < 0 && errno == EINTR);
+  if (rc <= 0 || (fds[1].revents & POLLIN) != 0) return false;
+  return (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+}
+
+void HostilePeer::serve() {
+  while (wait_readable(listen_fd_, -1)) {
+    sockaddr_in peer{};
+    socklen_t len = sizeof peer;
+    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      client_ports_.push_back(ntohs(peer.sin_port));
+    }
+    ++connections_;
+    handle(fd);
+  }
+}
+
+std::string HostilePeer::read_hello(int fd) {
+  std::string bytes;
+  char buf[4096];
+  while (bytes.size() < sizeof buf) {
+    if (bytes.size() >= 5 && static_cast<unsigned char>(bytes[0]) == 0x16) {
+      const std::size_t record = 5 + (static_cast<std::size_t>(static_cast<unsigned char>(bytes[3])) << 8) +
+                                 static_cast<unsigned char>(bytes[4]);
+      if (bytes.size() >= record) break;
+    } else if (bytes.size() >= 5) {
+      break;  // not TLS: whatever arrived is enough
+    }
+    if (!wait_readable(fd, 5000)) break;
+    const ssize_t n = ::recv(fd, buf, sizeof buf - bytes.size(), 0);
+    if (n <= 0) break;
+    bytes.append(buf, static_cast<std::size_t>(n));
+  }
+  const std::lock_guard<std::mutex> lock(mutex_);
+  hellos_.push_back(bytes);
+  return bytes;
+}
+
+void HostilePeer::handle(int fd) {
+  // Drains what the client sends until it closes (bounded), so our close() sends a FIN
+  // rather than a reset that could destroy the answer before the client reads it.
+  auto linger_until_client_closes = [this, fd] {
+    char buf[1024];
+    while (wait_readable(fd, 5000) && ::recv(fd, buf, sizeof buf, 0) > 0) {
+    }
+  };
+  auto send_all = [fd](const std::string& data) {
+    std::size_t off = 0;
+    while (off < data.size()) {
+      const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      off += static_cast<std::size_t>(n);
+    }
+  };
+  switch (behavior_) {
+    case Behavior::silent: {
+      (void)read_hello(fd);
+      const std::lock_guard<std::mutex> lock(mutex_);
+      held_.push_back(fd);
+      return;
+    }
+    case Behavior::plain_http:
+      (void)read_hello(fd);
+      send_all(
+          "HTTP/1.1 400 Bad Request\r\nServer: nginx\r\nContent-Type: text/html\r\n"
+          "Content-Length: 0\r\nConnection: close\r\n\r\n");
+      ::shutdown(fd, SHUT_WR);
+      linger_until_client_closes();
+      break;
+    case Behavior::close_after_hello:
+      (void)read_hello(fd);
+      break;
+    case Behavior::garbage:
+      (void)read_hello(fd);
+      send_all(std::string("\x00\x7f\xff garbage \x01\x02\x03 not a TLS record at all\n", 40));
+      ::shutdown(fd, SHUT_WR);
+      linger_until_client_closes();
+      break;
+  }
+  ::close(fd);
+}
+
+std::optional<std::string> sni_of_client_hello(const std::string& hello) {
+  const auto* p = reinterpret_cast<const unsigned char*>(hello.data());
+  const std::size_t n = hello.size();
+  auto need = [n](std::size_t pos, std::size_t len) {
+    if (pos + len > n) throw std::runtime_error("truncated ClientHello");
+  };
+  auto u16 = [p](std::size_t pos) { return static_cast<std::size_t>((p[pos] << 8) | p[pos + 1]); };
+  need(0, 9);
+  if (p[0] != 0x16 || p[5] != 0x01) throw std::runtime_error("not a TLS ClientHello record");
+  std::size_t pos = 9 + 2 + 32;  // record header, handshake header, version, random
+  need(pos, 1);
+  pos += 1 + p[pos];  // session id
+  need(pos, 2);
+  pos += 2 + u16(pos);  // cipher suites
+  need(pos, 1);
+  pos += 1 + p[pos];  // compression methods
+  if (pos == n) return std::nullopt;  // no extensions at all
+  need(pos, 2);
+  const std::size_t end = pos + 2 + u16(pos);
+  pos += 2;
+  while (pos + 4 <= end) {
+    need(pos, 4);
+    const std::size_t type = u16(pos);
+    const std::size_t len = u16(pos + 2);
+    pos += 4;
+    need(pos, len);
+    if (type == 0) {  // server_name: list length, name type (0 = host_name), name length, name
+      need(pos, 5);
+      const std::size_t name_len = u16(pos + 3);
+      need(pos + 5, name_len);
+      return std::string(reinterpret_cast<const char*>(p + pos + 5), name_len);
+    }
+    pos += len;
+  }
+  return std::nullopt;
+}
+
+}  // namespace getcert::test

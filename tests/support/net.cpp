@@ -1,0 +1,106 @@
+#include "support/net.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <thread>
+
+#include "support/process.hpp"
+
+namespace getcert::test {
+namespace {
+
+// Binds a fresh socket to addr:port (0 = any port); returns the fd (or -1) and the port.
+int bind_loopback(int family, std::uint16_t port, std::uint16_t* bound_port) {
+  const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  if (family == AF_INET) {
+    auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(port);
+    sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    len = sizeof(sockaddr_in);
+  } else {
+    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = htons(port);
+    sin6->sin6_addr = in6addr_loopback;
+    len = sizeof(sockaddr_in6);
+  }
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  if (bound_port != nullptr) {
+    socklen_t slen = sizeof ss;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &slen);
+    *bound_port = ntohs(family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
+                                          : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+  }
+  return fd;
+}
+
+}  // namespace
+
+std::uint16_t free_port() {
+  const bool v6 = ipv6_loopback_available();
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    std::uint16_t port = 0;
+    const int fd = bind_loopback(AF_INET, 0, &port);
+    if (fd < 0) continue;
+    bool ok = true;
+    if (v6) {
+      const int fd6 = bind_loopback(AF_INET6, port, nullptr);
+      ok = fd6 >= 0;
+      if (fd6 >= 0) ::close(fd6);
+    }
+    ::close(fd);
+    if (ok) return port;
+  }
+  throw std::runtime_error("no free loopback port");
+}
+
+std::uint16_t closed_port() { return free_port(); }
+
+bool ipv6_loopback_available() {
+  const int fd = bind_loopback(AF_INET6, 0, nullptr);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+bool wait_for_port(const std::string& host, std::uint16_t port, std::chrono::milliseconds limit,
+                   Process* server) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  const bool v6 = host.find(':') != std::string::npos;
+  for (;;) {
+    const int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    int rc = -1;
+    if (v6) {
+      sockaddr_in6 sin6{};
+      sin6.sin6_family = AF_INET6;
+      sin6.sin6_port = htons(port);
+      ::inet_pton(AF_INET6, host.c_str(), &sin6.sin6_addr);
+      rc = ::connect(fd, reinterpret_cast<sockaddr*>(&sin6), sizeof sin6);
+    } else {
+      sockaddr_in sin{};
+      sin.sin_family = AF_INET;
+      sin.sin_port = htons(port);
+      ::inet_pton(AF_INET, host.c_str(), &sin.sin_addr);
+      rc = ::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin);
+    }
+    ::close(fd);
+    if (rc == 0) return true;
+    if (server != nullptr && !server->running()) return false;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace getcert::test

@@ -1,0 +1,196 @@
+#include "support/process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace getcert::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string read_all(int fd) {
+  std::string out;
+  if (fd < 0) return out;
+  char buf[8192];
+  off_t offset = 0;
+  for (;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    offset += n;
+  }
+  return out;
+}
+
+int decode_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+std::vector<std::string> merged_environment(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const std::string name = entry.substr(0, entry.find('='));
+    bool overridden = false;
+    for (const auto& x : extra) overridden = overridden || x.substr(0, x.find('=')) == name;
+    if (!overridden) env.push_back(entry);
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+Process Process::spawn(const std::vector<std::string>& argv_in, const SpawnOptions& options) {
+  if (argv_in.empty()) throw std::runtime_error("spawn: empty argv");
+  std::vector<std::string> argv;
+  if (options.die_with_parent && ::access("/usr/bin/setpriv", X_OK) == 0) {
+    argv = {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--"};
+  }
+  argv.insert(argv.end(), argv_in.begin(), argv_in.end());
+  std::vector<std::string> env = merged_environment(options.extra_env);
+  auto c_argv = c_strings(argv);
+  auto c_env = c_strings(env);
+
+  Process p;
+  p.out_fd_ = ::memfd_create("child-stdout", MFD_CLOEXEC);
+  p.err_fd_ = ::memfd_create("child-stderr", MFD_CLOEXEC);
+  if (p.out_fd_ < 0 || p.err_fd_ < 0) throw std::runtime_error("memfd_create failed");
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, options.stdin_path.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, p.out_fd_, 1);
+  posix_spawn_file_actions_adddup2(&actions, p.err_fd_, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // The test runner may ignore SIGPIPE; children start with default dispositions.
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  const int rc = ::posix_spawnp(&p.pid_, c_argv[0], &actions, &attr, c_argv.data(), c_env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    p.pid_ = -1;
+    throw std::runtime_error("cannot start " + argv_in[0] + ": " + std::strerror(rc));
+  }
+  return p;
+}
+
+Process::Process(Process&& other) noexcept
+    : pid_(other.pid_), status_(other.status_), out_fd_(other.out_fd_), err_fd_(other.err_fd_) {
+  other.pid_ = -1;
+  other.out_fd_ = -1;
+  other.err_fd_ = -1;
+}
+
+Process& Process::operator=(Process&& other) noexcept {
+  if (this != &other) {
+    kill();
+    release_fds();
+    pid_ = other.pid_;
+    status_ = other.status_;
+    out_fd_ = other.out_fd_;
+    err_fd_ = other.err_fd_;
+    other.pid_ = -1;
+    other.out_fd_ = -1;
+    other.err_fd_ = -1;
+  }
+  return *this;
+}
+
+Process::~Process() {
+  kill();
+  release_fds();
+}
+
+void Process::release_fds() noexcept {
+  if (out_fd_ >= 0) ::close(out_fd_);
+  if (err_fd_ >= 0) ::close(err_fd_);
+  out_fd_ = err_fd_ = -1;
+}
+
+bool Process::running() {
+  if (pid_ < 0 || status_) return false;
+  int status = 0;
+  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    status_ = decode_status(status);
+    return false;
+  }
+  return r == 0;
+}
+
+std::optional<int> Process::wait_for(std::chrono::milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  auto pause = std::chrono::microseconds(200);
+  while (running()) {
+    if (Clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(pause);
+    pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(10));
+  }
+  return status_;
+}
+
+void Process::kill() {
+  if (pid_ < 0 || status_) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  pid_t r = 0;
+  do {
+    r = ::waitpid(pid_, &status, 0);
+  } while (r < 0 && errno == EINTR);
+  status_ = r == pid_ ? decode_status(status) : -1;
+}
+
+std::string Process::stdout_text() const { return read_all(out_fd_); }
+std::string Process::stderr_text() const { return read_all(err_fd_); }
+
+RunResult run(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
+              const SpawnOptions& options) {
+  const auto start = Clock::now();
+  Process p = Process::spawn(argv, options);
+  RunResult r;
+  const auto code = p.wait_for(limit);
+  r.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  if (code) {
+    r.exit_code = *code;
+  } else {
+    r.timed_out = true;
+    p.kill();
+  }
+  r.out = p.stdout_text();
+  r.err = p.stderr_text();
+  return r;
+}
+
+RunResult run_shell(const std::string& script, std::chrono::milliseconds limit) {
+  return run({"/bin/sh", "-c", script}, limit);
+}
+
+}  // namespace getcert::test
