@@ -17,13 +17,16 @@ args=("$pki/rsa-chain.pem" "$pki/root.pem" "$work/id.p12")
 # Relocatable: move the prefix before using it.
 mv "$work/prefix" "$work/moved"
 
-cmake -S "$here" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$work/moved" >/dev/null
+flags=${CONSUMER_CXXFLAGS:-}
+cmake -S "$here" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$work/moved" \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
 "$work/cmake-build/consumer" "${args[@]}"
 
 pc_dir=$(dirname "$(find "$work/moved" -name getcert.pc | head -n 1)")
 # shellcheck disable=SC2046
-g++ -std=c++17 -Wall -Werror -o "$work/pc-consumer" "$here/main.cpp" \
+# shellcheck disable=SC2086
+g++ -std=c++17 -Wall -Werror $flags -o "$work/pc-consumer" "$here/main.cpp" \
   $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs getcert)
 "$work/pc-consumer" "${args[@]}"
 echo "consumer: find_package and pkg-config builds both work"
