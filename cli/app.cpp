@@ -52,7 +52,16 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
   CLI::App app("fetch, verify and convert TLS certificates", "getcert");
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text());
-  app.failure_message(CLI::FailureMessage::help);
+  // One line, naming the subcommand whose --help explains the fix.
+  app.failure_message([](const CLI::App* top, const CLI::Error& e) {
+    std::string path = "getcert";
+    const CLI::App* current = top;
+    for (auto subs = current->get_subcommands(); !subs.empty(); subs = current->get_subcommands()) {
+      current = subs.front();
+      path += " " + current->get_name();
+    }
+    return "getcert: error: " + std::string(e.what()) + " (see '" + path + " --help')\n";
+  });
   GlobalOptions global;
   app.add_flag("-v,--verbose", global.verbosity, "Show low-level detail (OpenSSL errors, timings)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -2,7 +2,10 @@
 
 // A subcommand: registers its options on the CLI11 app and runs once they are parsed.
 
+#include <cctype>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +19,25 @@ struct GlobalOptions {
   int verbosity = 0;  // -v: show low-level detail (OpenSSL errors) under each error
   bool quiet = false;
 };
+
+// Restricts an enum option to named choices, with a readable error
+// ("--output: nope not in {der,json,pem,text}").
+template <class T>
+CLI::Option* with_choices(CLI::Option* option, const std::map<std::string, T>& names) {
+  std::string list;
+  for (const auto& entry : names) list += (list.empty() ? "" : ", ") + entry.first;
+  CLI::Validator choice(
+      [names, list](std::string& input) -> std::string {
+        std::string key = input;
+        for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const auto found = names.find(key);
+        if (found == names.end()) return "'" + input + "' is not one of " + list;
+        input = std::to_string(static_cast<int>(found->second));
+        return {};
+      },
+      "{" + list + "}");
+  return option->transform(choice);
+}
 
 class Command {
  public:

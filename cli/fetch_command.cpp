@@ -103,23 +103,19 @@ class FetchCommand final : public Command {
                     "HOST, HOST:PORT, [IPv6]:PORT, bare IP, or https://HOST[:PORT]/path "
                     "(port defaults to 443)")
         ->required();
-    cmd->add_option("-o,--output", args_.format, "Output format: pem (default), der, json, text")
-        ->transform(CLI::CheckedTransformer(
-            std::map<std::string, Format>{{"pem", Format::pem},
+    with_choices(cmd->add_option("-o,--output", args_.format, "Output format: pem (default), der, json, text"),
+                 std::map<std::string, Format>{{"pem", Format::pem},
                                           {"der", Format::der},
                                           {"json", Format::json},
-                                          {"text", Format::text}},
-            CLI::ignore_case));
-    cmd->add_option("--select", args_.select,
+                                          {"text", Format::text}});
+    with_choices(cmd->add_option("--select", args_.select,
                     "Which certificates: presented (default, as sent), leaf, intermediates, "
-                    "root (trust anchor of the verified chain), verified (leaf..anchor)")
-        ->transform(CLI::CheckedTransformer(
-            std::map<std::string, Select>{{"presented", Select::presented},
+                    "root (trust anchor of the verified chain), verified (leaf..anchor)"),
+                 std::map<std::string, Select>{{"presented", Select::presented},
                                           {"leaf", Select::leaf},
                                           {"intermediates", Select::intermediates},
                                           {"root", Select::root},
-                                          {"verified", Select::verified}},
-            CLI::ignore_case));
+                                          {"verified", Select::verified}});
     cmd->add_option("--timeout", args_.timeout,
                     "Overall limit for resolve + connect + handshake (default 10s)");
     cmd->add_option("--connect-timeout", args_.connect_timeout,

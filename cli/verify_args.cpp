@@ -1,5 +1,6 @@
 #include "verify_args.hpp"
 
+#include "command.hpp"
 #include "exit_codes.hpp"
 #include "time_args.hpp"
 
@@ -27,12 +28,10 @@ void add_verify_options(CLI::App* cmd, VerifyArgs& args, bool online) {
   cmd->add_option("--expires-in", args.expires_in,
                   "Exit 6 when a certificate of the chain expires within this window "
                   "(e.g. 30d, 12h, 2w; a bare number is days)");
-  cmd->add_option("--purpose", args.purpose, "Purpose to check: server (default), client, any")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, Purpose>{{"server", Purpose::server},
+  with_choices(cmd->add_option("--purpose", args.purpose, "Purpose to check: server (default), client, any"),
+                 std::map<std::string, Purpose>{{"server", Purpose::server},
                                          {"client", Purpose::client},
-                                         {"any", Purpose::any}},
-          CLI::ignore_case));
+                                         {"any", Purpose::any}});
 }
 
 Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online) {
