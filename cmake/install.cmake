@@ -22,6 +22,8 @@ if(TARGET getcert_grpc)
     INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/grpc/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(EXPORT getcertGrpcTargets NAMESPACE getcert:: DESTINATION ${GETCERT_CMAKE_DIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/grpc/cmake/getcert-grpc-dependencies.cmake
+    DESTINATION ${GETCERT_CMAKE_DIR})
 endif()
 
 configure_package_config_file(cmake/getcertConfig.cmake.in

@@ -1,0 +1,78 @@
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "getcert/grpc.hpp"
+
+namespace getcert::grpc_tls {
+namespace {
+
+// gRPC spells DNS targets "dns:///host:port" (or "dns:host:port"); getcert dials host:port.
+std::string_view without_dns_scheme(std::string_view target) {
+  for (std::string_view prefix : {std::string_view("dns:///"), std::string_view("dns:")}) {
+    if (target.substr(0, prefix.size()) == prefix) return target.substr(prefix.size());
+  }
+  return target;
+}
+
+Result<FetchResult> fetch_for_grpc(std::string_view endpoint, const FetchOptions& options) {
+  FetchOptions grpc_like = options;
+  if (grpc_like.alpn.empty()) grpc_like.alpn = {"h2"};
+  return fetch(without_dns_scheme(endpoint), grpc_like);
+}
+
+}  // namespace
+
+::grpc::SslCredentialsOptions ssl_options(const TlsMaterial& material) {
+  ::grpc::SslCredentialsOptions options;
+  options.pem_root_certs = material.root_pem;
+  options.pem_private_key.assign(material.key_pem.data(), material.key_pem.size());
+  options.pem_cert_chain = material.cert_chain_pem;
+  return options;
+}
+
+Result<::grpc::SslCredentialsOptions> ssl_options_from_fetch(const FetchResult& result) {
+  auto material = tls_material(result);
+  if (!material) return tl::unexpected(std::move(material.error()));
+  return ssl_options(*material);
+}
+
+Result<::grpc::SslCredentialsOptions> mtls_options(const FetchResult& result,
+                                                   const pkcs12::Identity& identity) {
+  auto material = tls_material(result, identity);
+  if (!material) return tl::unexpected(std::move(material.error()));
+  return ssl_options(*material);
+}
+
+Result<::grpc::SslCredentialsOptions> mtls_options(std::string root_pem,
+                                                   const pkcs12::Identity& identity) {
+  auto material = identity_material(identity);
+  if (!material) return tl::unexpected(std::move(material.error()));
+  material->root_pem = std::move(root_pem);
+  return ssl_options(*material);
+}
+
+Result<std::shared_ptr<::grpc::ChannelCredentials>> channel_credentials_for(
+    std::string_view endpoint, const FetchOptions& options) {
+  auto fetched = fetch_for_grpc(endpoint, options);
+  if (!fetched) return tl::unexpected(std::move(fetched.error()));
+  auto ssl = ssl_options_from_fetch(*fetched);
+  if (!ssl) return tl::unexpected(std::move(ssl.error()));
+  return ::grpc::SslCredentials(*ssl);
+}
+
+Result<std::shared_ptr<::grpc::ChannelCredentials>> channel_credentials_for(
+    std::string_view endpoint, const pkcs12::Identity& identity, const FetchOptions& options) {
+  // Check the identity before touching the network: a key-only .p12 is the caller's mistake.
+  auto own = identity_material(identity);
+  if (!own) return tl::unexpected(std::move(own.error()));
+  auto fetched = fetch_for_grpc(endpoint, options);
+  if (!fetched) return tl::unexpected(std::move(fetched.error()));
+  auto root = trust_anchor_pem(*fetched);
+  if (!root) return tl::unexpected(std::move(root.error()));
+  own->root_pem = std::move(*root);
+  return ::grpc::SslCredentials(ssl_options(*own));
+}
+
+}  // namespace getcert::grpc_tls
