@@ -41,18 +41,21 @@ constexpr std::array<Pbes1Scheme, 6> kPbes1{{
     {"1.2.840.113549.1.12.1.2", "pbeWithSHA1And40BitRC4", "RC4-40", "RC4-40", 5, 0, true},
     {"1.2.840.113549.1.12.1.3", "pbeWithSHA1And3-KeyTripleDES-CBC", "3DES", "DES-EDE3-CBC", 24, 8,
      false},
-    {"1.2.840.113549.1.12.1.4", "pbeWithSHA1And2-KeyTripleDES-CBC", "2-key 3DES", "DES-EDE-CBC",
-     16, 8, false},
+    {"1.2.840.113549.1.12.1.4", "pbeWithSHA1And2-KeyTripleDES-CBC", "2-key 3DES", "DES-EDE-CBC", 16,
+     8, false},
     {"1.2.840.113549.1.12.1.5", "pbeWithSHA1And128BitRC2-CBC", "RC2-128", "RC2-CBC", 16, 8, true},
     {"1.2.840.113549.1.12.1.6", "pbeWithSHA1And40BitRC2-CBC", "RC2-40", "RC2-40-CBC", 5, 8, true},
 }};
 
-constexpr std::array<Pbes2Cipher, 5> kPbes2{{
+constexpr std::array<Pbes2Cipher, 8> kPbes2{{
     {"2.16.840.1.101.3.4.1.2", "AES-128-CBC", "AES-128-CBC", 16, 16, false},
     {"2.16.840.1.101.3.4.1.22", "AES-192-CBC", "AES-192-CBC", 24, 16, false},
     {"2.16.840.1.101.3.4.1.42", "AES-256-CBC", "AES-256-CBC", 32, 16, false},
     {"1.2.840.113549.3.7", "DES-EDE3-CBC", "DES-EDE3-CBC", 24, 8, false},
     {"1.3.14.3.2.7", "DES-CBC", "DES-CBC", 8, 8, true},
+    {"1.2.392.200011.61.1.1.1.2", "CAMELLIA-128-CBC", "CAMELLIA-128-CBC", 16, 16, false},
+    {"1.2.392.200011.61.1.1.1.3", "CAMELLIA-192-CBC", "CAMELLIA-192-CBC", 24, 16, false},
+    {"1.2.392.200011.61.1.1.1.4", "CAMELLIA-256-CBC", "CAMELLIA-256-CBC", 32, 16, false},
 }};
 
 struct OidName {

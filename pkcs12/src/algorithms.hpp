@@ -48,12 +48,12 @@ const HashAlgorithm* hash_by_hmac_oid(std::string_view oid);
 // The PKCS#12 PBES1 schemes (1.2.840.113549.1.12.1.x), keyed with the PKCS#12 KDF over SHA-1.
 struct Pbes1Scheme {
   std::string_view oid;
-  std::string_view display;      // "pbeWithSHA1And40BitRC2-CBC"
-  std::string_view short_name;   // "RC2-40" for messages about the legacy provider
-  std::string_view cipher;       // OpenSSL cipher name
+  std::string_view display;     // "pbeWithSHA1And40BitRC2-CBC"
+  std::string_view short_name;  // "RC2-40" for messages about the legacy provider
+  std::string_view cipher;      // OpenSSL cipher name
   int key_length;
   int iv_length;
-  bool legacy;                   // only in OpenSSL's legacy provider
+  bool legacy;  // only in OpenSSL's legacy provider
 };
 const Pbes1Scheme* pbes1_scheme(std::string_view oid);
 

@@ -19,7 +19,8 @@ std::set<std::string> local_key_ids(const BagAttributes& attrs) {
     std::size_t start = 0;
     while (start <= a.value.size()) {
       const std::size_t comma = a.value.find(", ", start);
-      const std::string part = a.value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      const std::string part =
+          a.value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (!part.empty()) out.insert(part);
       if (comma == std::string::npos) break;
       start = comma + 2;
@@ -130,8 +131,8 @@ Bundle assemble(Contents contents, Info info) {
       out.info.warnings.push_back("a private key (" + key.key.info.type +
                                   ") has no matching certificate in the file");
     }
-    identity.key = PrivateKey(std::move(key.key.der), std::move(key.key.info),
-                              std::move(key.attributes));
+    identity.key =
+        PrivateKey(std::move(key.key.der), std::move(key.key.info), std::move(key.attributes));
     out.identities.push_back(std::move(identity));
   }
   for (std::size_t i = 0; i < certs.size(); ++i) {

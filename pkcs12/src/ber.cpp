@@ -15,7 +15,8 @@ std::string what_msg(const char* what, const char* problem) {
 
 // Parses one element starting at data[pos]; on success advances pos past it.
 Result<Element> parse_at(Bytes data, std::size_t& pos, const char* what, int depth) {
-  if (depth > kMaxBerDepth) return fail(Errc::malformed_input, what_msg(what, "BER nesting too deep"));
+  if (depth > kMaxBerDepth)
+    return fail(Errc::malformed_input, what_msg(what, "BER nesting too deep"));
   const std::size_t start = pos;
   auto need = [&](std::size_t n) { return data.size() - pos >= n; };
   if (!need(1)) return fail(Errc::malformed_input, what_msg(what, "truncated (missing tag)"));
@@ -75,7 +76,8 @@ Result<void> append_string(const Element& e, std::vector<std::uint8_t>& out, con
     out.insert(out.end(), e.content.begin(), e.content.end());
     return {};
   }
-  if (depth > 4) return fail(Errc::malformed_input, what_msg(what, "string segments nest too deep"));
+  if (depth > 4)
+    return fail(Errc::malformed_input, what_msg(what, "string segments nest too deep"));
   BerReader r(e.content);
   while (!r.empty()) {
     auto seg = r.next(what);
@@ -133,7 +135,8 @@ Result<Element> parse_single(Bytes data, const char* what, std::size_t* trailing
 }
 
 Result<BerReader> children(const Element& e, const char* what) {
-  if (!e.constructed) return fail(Errc::malformed_input, what_msg(what, "expected a constructed element"));
+  if (!e.constructed)
+    return fail(Errc::malformed_input, what_msg(what, "expected a constructed element"));
   return BerReader(e.content);
 }
 
@@ -160,10 +163,12 @@ Result<std::string> oid(const Element& e, const char* what) {
   bool first = true;
   for (std::size_t i = 0; i < e.content.size(); ++i) {
     const std::uint8_t b = e.content[i];
-    if (value > (UINT64_MAX >> 7)) return fail(Errc::malformed_input, what_msg(what, "OID arc too large"));
+    if (value > (UINT64_MAX >> 7))
+      return fail(Errc::malformed_input, what_msg(what, "OID arc too large"));
     value = (value << 7) | (b & 0x7FU);
     if ((b & 0x80) != 0) {
-      if (i + 1 == e.content.size()) return fail(Errc::malformed_input, what_msg(what, "truncated OID"));
+      if (i + 1 == e.content.size())
+        return fail(Errc::malformed_input, what_msg(what, "truncated OID"));
       continue;
     }
     if (first) {
@@ -182,10 +187,12 @@ Result<std::uint64_t> small_uint(const Element& e, const char* what) {
   if (!e.is_universal(kTagInteger) || e.constructed || e.content.empty()) {
     return fail(Errc::malformed_input, what_msg(what, "expected an INTEGER"));
   }
-  if ((e.content[0] & 0x80) != 0) return fail(Errc::malformed_input, what_msg(what, "negative INTEGER"));
+  if ((e.content[0] & 0x80) != 0)
+    return fail(Errc::malformed_input, what_msg(what, "negative INTEGER"));
   std::uint64_t v = 0;
   for (std::uint8_t b : e.content) {
-    if (v > (UINT64_MAX >> 8)) return fail(Errc::malformed_input, what_msg(what, "INTEGER too large"));
+    if (v > (UINT64_MAX >> 8))
+      return fail(Errc::malformed_input, what_msg(what, "INTEGER too large"));
     v = (v << 8) | b;
   }
   return v;

@@ -39,8 +39,9 @@ int passphrase_callback(char* buf, int size, int /*rwflag*/, void* user) {
 Result<std::vector<std::uint8_t>> create(const std::string& key_pem,
                                          const std::vector<Certificate>& certs,
                                          const CreateOptions& options) {
-  const std::uint64_t iterations =
-      options.iterations == 0 ? kDefaultIterations : std::max(options.iterations, kMinimumIterations);
+  const std::uint64_t iterations = options.iterations == 0
+                                       ? kDefaultIterations
+                                       : std::max(options.iterations, kMinimumIterations);
   if (iterations > INT_MAX) return fail(Errc::invalid_argument, "iteration count too large");
   if (key_pem.empty() && certs.empty()) {
     return fail(Errc::invalid_argument, "nothing to put into the PKCS#12 file");
@@ -56,9 +57,10 @@ Result<std::vector<std::uint8_t>> create(const std::string& key_pem,
                                       const_cast<std::string*>(pass)));
     if (!key) {
       return fail(Errc::invalid_argument,
-                  pass == nullptr ? "no readable private key in the key PEM (an encrypted key needs "
-                                    "its passphrase)"
-                                  : "no readable private key in the key PEM (wrong passphrase?)",
+                  pass == nullptr
+                      ? "no readable private key in the key PEM (an encrypted key needs "
+                        "its passphrase)"
+                      : "no readable private key in the key PEM (wrong passphrase?)",
                   drain_errors());
     }
   }
@@ -68,7 +70,9 @@ Result<std::vector<std::uint8_t>> create(const std::string& key_pem,
   if (!chain) return fail(Errc::internal, "out of memory", drain_errors());
   for (std::size_t i = 0; i < certs.size(); ++i) {
     X509Ptr x = getcert::detail::x509_from_certificate(certs[i]);
-    if (!x) return fail(Errc::invalid_argument, "certificate " + std::to_string(i + 1) + " is not valid DER");
+    if (!x)
+      return fail(Errc::invalid_argument,
+                  "certificate " + std::to_string(i + 1) + " is not valid DER");
     if (i == 0 && key) {
       leaf = std::move(x);
       continue;

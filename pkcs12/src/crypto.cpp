@@ -9,6 +9,8 @@
 #include <mutex>
 #include <string>
 
+#include "ossl_extra.hpp"
+
 namespace getcert::pkcs12::detail {
 namespace {
 
@@ -26,11 +28,14 @@ OSSL_LIB_CTX* legacy_context() {
   if (ctx != nullptr) return ctx;
   getcert::detail::OsslLibCtxPtr fresh(OSSL_LIB_CTX_new());
   if (!fresh) return nullptr;
-  // Providers loaded into a context are owned and unloaded by it; the handles are not needed.
-  if (OSSL_PROVIDER_load(fresh.get(), "default") == nullptr ||
-      OSSL_PROVIDER_load(fresh.get(), "legacy") == nullptr) {
+  // Declared after `fresh` so that on failure they are unloaded before the context is freed.
+  OsslProviderPtr default_provider(OSSL_PROVIDER_load(fresh.get(), "default"));
+  OsslProviderPtr legacy_provider(OSSL_PROVIDER_load(fresh.get(), "legacy"));
+  if (!default_provider || !legacy_provider) {
     return nullptr;  // not cached: OPENSSL_MODULES may be fixed before the next file
   }
+  static_cast<void>(default_provider.release());
+  static_cast<void>(legacy_provider.release());
   ctx = fresh.release();
   return ctx;
 }
@@ -93,8 +98,7 @@ Result<SecureBytes> pbkdf2(const EVP_MD* md, const SecureBytes& password, Bytes 
                            std::uint64_t iterations, std::size_t length) {
   SecureBytes out(length);
   const char none = 0;
-  const char* pass =
-      password.empty() ? &none : reinterpret_cast<const char*>(password.data());
+  const char* pass = password.empty() ? &none : reinterpret_cast<const char*>(password.data());
   const unsigned char zero = 0;
   clear_errors();
   if (iterations == 0 || iterations > INT_MAX ||
@@ -137,7 +141,8 @@ Result<std::optional<SecureBytes>> decrypt(const EVP_CIPHER* cipher, Bytes key, 
   int len1 = 0;
   int len2 = 0;
   const unsigned char zero = 0;
-  if (EVP_DecryptUpdate(ctx.get(), out.data(), &len1, ciphertext.empty() ? &zero : ciphertext.data(),
+  if (EVP_DecryptUpdate(ctx.get(), out.data(), &len1,
+                        ciphertext.empty() ? &zero : ciphertext.data(),
                         to_int(ciphertext.size())) != 1) {
     return fail(Errc::internal, "decryption failed", drain_errors());
   }

@@ -20,9 +20,9 @@ namespace {
 
 bool looks_like_pem(Bytes data) {
   std::size_t i = 0;
-  while (i < data.size() && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' ||
-                             data[i] == '\n' || data[i] == 0xEF || data[i] == 0xBB ||
-                             data[i] == 0xBF)) {
+  while (i < data.size() &&
+         (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n' ||
+          data[i] == 0xEF || data[i] == 0xBB || data[i] == 0xBF)) {
     ++i;
   }
   static constexpr std::string_view kBegin = "-----BEGIN";
@@ -72,8 +72,15 @@ class Walker {
 template <class Validate>
 Result<SecureBytes> Walker::decrypt_any(const PbeAlgorithm& alg, Bytes ciphertext,
                                         const std::string& what, Validate validate) {
+  // The password that verified the MAC (or decrypted something before) first; the other
+  // "no password" form after it, since a few producers key the MAC and the encryption with
+  // different ones (NULL vs empty).
+  std::vector<std::size_t> order;
+  if (form_) order.push_back(*form_);
   for (std::size_t i = 0; i < candidates_.size(); ++i) {
-    if (mac_verified_ && form_ && i != *form_) continue;
+    if (!form_ || i != *form_) order.push_back(i);
+  }
+  for (const std::size_t i : order) {
     const auto& variants = alg.uses_bmp_password() ? candidates_[i].bmp : candidates_[i].raw;
     for (const auto& variant : variants) {
       auto plain = pbe_decrypt(alg, variant, ciphertext, info_.legacy_provider_used);
@@ -95,8 +102,9 @@ Result<SecureBytes> Walker::decrypt_any(const PbeAlgorithm& alg, Bytes ciphertex
                     "password for it)");
   }
   if (no_password) {
-    return fail(Errc::wrong_password, "a password is required: the " + what +
-                                          " could not be decrypted with the empty or absent password");
+    return fail(Errc::wrong_password,
+                "a password is required: the " + what +
+                    " could not be decrypted with the empty or absent password");
   }
   return fail(Errc::wrong_password, "wrong password (could not decrypt the " + what +
                                         "; the file has no MAC to check the password against)");
@@ -104,6 +112,11 @@ Result<SecureBytes> Walker::decrypt_any(const PbeAlgorithm& alg, Bytes ciphertex
 
 Result<Bundle> Walker::run(Bytes pfx) {
   if (pfx.empty()) return fail(Errc::malformed_input, "not a PKCS#12 file: the input is empty");
+  if (pfx.size() > kMaxInputSize) {
+    return fail(Errc::limit_exceeded, "input of " + std::to_string(pfx.size()) +
+                                          " bytes is larger than any real PKCS#12 file (limit " +
+                                          std::to_string(kMaxInputSize) + ")");
+  }
   if (looks_like_pem(pfx)) {
     return fail(Errc::malformed_input,
                 "this looks like a PEM file, not PKCS#12 (a .p12/.pfx file is binary DER)");
@@ -123,8 +136,8 @@ Result<Bundle> Walker::run(Bytes pfx) {
   auto version = small_uint(*version_el, "PFX version");
   if (!version) return tl::unexpected(version.error());
   if (*version != 3) {
-    return fail(Errc::malformed_input, "malformed PKCS#12: PFX version " + std::to_string(*version) +
-                                           " (only version 3 exists)");
+    return fail(Errc::malformed_input, "malformed PKCS#12: PFX version " +
+                                           std::to_string(*version) + " (only version 3 exists)");
   }
   info_.version = 3;
 
@@ -156,7 +169,8 @@ Result<Bundle> Walker::run(Bytes pfx) {
 
   auto mac_el = r->optional(TagClass::universal, kTagSequence, "MacData");
   if (!mac_el) return tl::unexpected(mac_el.error());
-  if (!r->empty()) return fail(Errc::malformed_input, "malformed PKCS#12: unexpected data after MacData");
+  if (!r->empty())
+    return fail(Errc::malformed_input, "malformed PKCS#12: unexpected data after MacData");
 
   if (*mac_el) {
     auto mac = parse_mac_data(**mac_el, options_.max_iterations);
@@ -172,8 +186,9 @@ Result<Bundle> Walker::run(Bytes pfx) {
     const auto& forms = candidates_[*form_];
     const auto& variants = mac->pbmac1 ? forms.raw : forms.bmp;
     if (variants[variant].reinterpreted) {
-      warn("the password only verified the MAC in its ISO-8859-1 form (the producer did not "
-           "encode it as UTF-8)");
+      warn(
+          "the password only verified the MAC in its ISO-8859-1 form (the producer did not "
+          "encode it as UTF-8)");
     }
   } else {
     warn("no MAC: integrity unprotected");
@@ -213,7 +228,8 @@ Result<void> Walker::read_safe(const Element& content_info, std::size_t index) {
 
   if (*type == oids::kData) {
     safe.encryption = "none";
-    if (!*content) return fail(Errc::malformed_input, "malformed PKCS#12: " + where + " has no content");
+    if (!*content)
+      return fail(Errc::malformed_input, "malformed PKCS#12: " + where + " has no content");
     auto cr = children(**content, "data safe");
     if (!cr) return tl::unexpected(cr.error());
     auto octets_el = cr->expect(kTagOctetString, "data safe");
@@ -223,7 +239,8 @@ Result<void> Walker::read_safe(const Element& content_info, std::size_t index) {
     auto ok = read_safe_contents(*octets, 0, safe);
     if (!ok) return ok;
   } else if (*type == oids::kEncryptedData) {
-    if (!*content) return fail(Errc::malformed_input, "malformed PKCS#12: " + where + " has no content");
+    if (!*content)
+      return fail(Errc::malformed_input, "malformed PKCS#12: " + where + " has no content");
     // EncryptedData ::= SEQUENCE { version INTEGER, encryptedContentInfo EncryptedContentInfo }
     // EncryptedContentInfo ::= SEQUENCE { contentType OID, contentEncryptionAlgorithm AlgId,
     //                                     encryptedContent [0] IMPLICIT OCTET STRING OPTIONAL }
@@ -327,7 +344,8 @@ Result<void> Walker::read_bag(const Element& bag, int nesting, SafeInfo& safe) {
     info.description = describe_key(key->info);
     contents_.keys.push_back({std::move(*key), std::move(attrs)});
   } else if (*id == oids::kShroudedKeyBag) {
-    // EncryptedPrivateKeyInfo ::= SEQUENCE { encryptionAlgorithm AlgId, encryptedData OCTET STRING }
+    // EncryptedPrivateKeyInfo ::= SEQUENCE { encryptionAlgorithm AlgId, encryptedData OCTET STRING
+    // }
     auto er = children(*value, "EncryptedPrivateKeyInfo");
     if (!er) return tl::unexpected(er.error());
     auto alg_el = er->expect(kTagSequence, "shrouded key algorithm");
@@ -379,7 +397,8 @@ Result<void> Walker::read_bag(const Element& bag, int nesting, SafeInfo& safe) {
   return {};
 }
 
-Result<void> Walker::read_cert_bag(const Element& value, BagInfo& info, const BagAttributes& attrs) {
+Result<void> Walker::read_cert_bag(const Element& value, BagInfo& info,
+                                   const BagAttributes& attrs) {
   // CertBag ::= SEQUENCE { certId OID, certValue [0] EXPLICIT ANY }
   auto r = children(value, "CertBag");
   if (!r) return tl::unexpected(r.error());

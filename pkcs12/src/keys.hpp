@@ -11,8 +11,8 @@
 namespace getcert::pkcs12::detail {
 
 struct ParsedKey {
-  SecureBytes der;                     // DER PrivateKeyInfo
-  getcert::detail::EvpPkeyPtr pkey;    // null when OpenSSL cannot load the algorithm
+  SecureBytes der;                   // DER PrivateKeyInfo
+  getcert::detail::EvpPkeyPtr pkey;  // null when OpenSSL cannot load the algorithm
   KeyInfo info;
 };
 

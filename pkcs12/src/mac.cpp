@@ -30,7 +30,8 @@ Result<void> parse_pbmac1(const Element& params, std::uint64_t max_iterations, M
   auto kdf_oid = read_oid(*kr, "PBMAC1 key derivation function");
   if (!kdf_oid) return tl::unexpected(kdf_oid.error());
   if (*kdf_oid != oids::kPbkdf2) {
-    return fail(Errc::unsupported, "unsupported PBMAC1 key derivation function " + describe_oid(*kdf_oid));
+    return fail(Errc::unsupported,
+                "unsupported PBMAC1 key derivation function " + describe_oid(*kdf_oid));
   }
   auto kp = kr->expect(kTagSequence, "PBMAC1 PBKDF2 parameters");
   if (!kp) return tl::unexpected(kp.error());
@@ -65,7 +66,8 @@ Result<void> parse_pbmac1(const Element& params, std::uint64_t max_iterations, M
     prf_oid = *p;
   }
   mac.prf = hash_by_hmac_oid(prf_oid);
-  if (mac.prf == nullptr) return fail(Errc::unsupported, "unsupported PBMAC1 PRF " + describe_oid(prf_oid));
+  if (mac.prf == nullptr)
+    return fail(Errc::unsupported, "unsupported PBMAC1 PRF " + describe_oid(prf_oid));
 
   auto sr = children(*scheme, "PBMAC1 message authentication scheme");
   if (!sr) return tl::unexpected(sr.error());
@@ -87,10 +89,11 @@ Result<void> parse_pbmac1(const Element& params, std::uint64_t max_iterations, M
                 "malformed PKCS#12: PBMAC1 PBKDF2 parameters lack the required keyLength");
   }
   if (*key_length < out_len || *key_length > kMaxPbmac1KeyLength) {
-    return fail(Errc::malformed_input,
-                "malformed PKCS#12: PBMAC1 keyLength " + std::to_string(*key_length) +
-                    " is invalid for HMAC-" + std::string(mac.hash->display) + " (must be at least " +
-                    std::to_string(out_len) + " octets); refusing a forgeable MAC");
+    return fail(Errc::malformed_input, "malformed PKCS#12: PBMAC1 keyLength " +
+                                           std::to_string(*key_length) + " is invalid for HMAC-" +
+                                           std::string(mac.hash->display) + " (must be at least " +
+                                           std::to_string(out_len) +
+                                           " octets); refusing a forgeable MAC");
   }
   mac.key_length = static_cast<std::size_t>(*key_length);
   auto ok = check_iterations(mac.iterations, max_iterations, "the PBMAC1 MAC");
@@ -181,9 +184,10 @@ Result<std::optional<std::size_t>> verify_mac(const MacData& mac,
     // BMPString.
     const auto& variants = mac.pbmac1 ? candidates[i].raw : candidates[i].bmp;
     for (std::size_t v = 0; v < variants.size(); ++v) {
-      auto key = mac.pbmac1
-                     ? pbkdf2(prf.get(), variants[v].bytes, mac.salt, mac.iterations, mac.key_length)
-                     : pkcs12_kdf(md->get(), variants[v].bytes, mac.salt, 3, mac.iterations, md_size);
+      auto key =
+          mac.pbmac1
+              ? pbkdf2(prf.get(), variants[v].bytes, mac.salt, mac.iterations, mac.key_length)
+              : pkcs12_kdf(md->get(), variants[v].bytes, mac.salt, 3, mac.iterations, md_size);
       if (!key) return tl::unexpected(key.error());
       auto value = hmac(md->get(), *key, auth_safe);
       if (!value) return tl::unexpected(value.error());

@@ -16,8 +16,8 @@ namespace getcert::pkcs12::detail {
 struct MacData {
   MacInfo info;  // what Info reports
   std::vector<std::uint8_t> digest;
-  std::vector<std::uint8_t> salt;     // classic: MacData.macSalt; PBMAC1: the PBKDF2 salt
-  std::uint64_t iterations = 1;       // classic: MacData.iterations; PBMAC1: PBKDF2's
+  std::vector<std::uint8_t> salt;       // classic: MacData.macSalt; PBMAC1: the PBKDF2 salt
+  std::uint64_t iterations = 1;         // classic: MacData.iterations; PBMAC1: PBKDF2's
   const HashAlgorithm* hash = nullptr;  // classic: digest; PBMAC1: HMAC hash
   bool pbmac1 = false;
   const HashAlgorithm* prf = nullptr;  // PBMAC1: PBKDF2 PRF

@@ -4,6 +4,7 @@
 // libgetcert's detail/ossl.hpp (one deleter line per type).
 
 #include <openssl/pkcs12.h>
+#include <openssl/provider.h>
 #include <openssl/x509.h>
 
 #include "detail/ossl.hpp"
@@ -12,10 +13,10 @@ namespace getcert::pkcs12::detail {
 
 using getcert::detail::Deleter;
 
-inline void free_safebag_stack(STACK_OF(PKCS12_SAFEBAG) * s) {
-  sk_PKCS12_SAFEBAG_pop_free(s, PKCS12_SAFEBAG_free);
-}
+// OSSL_PROVIDER_unload returns int, so it needs a void wrapper to be a deleter.
+inline void unload_provider(OSSL_PROVIDER* p) { static_cast<void>(OSSL_PROVIDER_unload(p)); }
 
+using OsslProviderPtr = std::unique_ptr<OSSL_PROVIDER, Deleter<OSSL_PROVIDER, &unload_provider>>;
 using X509AlgorPtr = std::unique_ptr<X509_ALGOR, Deleter<X509_ALGOR, &X509_ALGOR_free>>;
 using X509SigPtr = std::unique_ptr<X509_SIG, Deleter<X509_SIG, &X509_SIG_free>>;
 

@@ -46,7 +46,8 @@ Result<PbeAlgorithm> parse_pbes2(const Element& params, std::uint64_t max_iterat
   auto kdf_oid = oid(*kdf_oid_el, "PBES2 key derivation function");
   if (!kdf_oid) return tl::unexpected(kdf_oid.error());
   if (*kdf_oid != oids::kPbkdf2) {
-    return fail(Errc::unsupported, "unsupported PBES2 key derivation function " + describe_oid(*kdf_oid));
+    return fail(Errc::unsupported,
+                "unsupported PBES2 key derivation function " + describe_oid(*kdf_oid));
   }
   auto kp = kr->expect(kTagSequence, "PBKDF2 parameters");
   if (!kp) return tl::unexpected(kp.error());
@@ -57,7 +58,8 @@ Result<PbeAlgorithm> parse_pbes2(const Element& params, std::uint64_t max_iterat
   auto salt = pr->next("PBKDF2 salt");
   if (!salt) return tl::unexpected(salt.error());
   if (!salt->is_universal(kTagOctetString)) {
-    return fail(Errc::unsupported, "unsupported PBKDF2 salt source (only a specified salt is supported)");
+    return fail(Errc::unsupported,
+                "unsupported PBKDF2 salt source (only a specified salt is supported)");
   }
   PbeAlgorithm alg;
   auto salt_bytes = octet_string(*salt, "PBKDF2 salt");
@@ -112,11 +114,11 @@ Result<PbeAlgorithm> parse_pbes2(const Element& params, std::uint64_t max_iterat
   }
   alg.iv = std::move(*iv_bytes);
   if (key_length && *key_length != static_cast<std::uint64_t>(alg.pbes2->key_length)) {
-    return fail(Errc::malformed_input,
-                "malformed PKCS#12: PBKDF2 keyLength does not match " + std::string(alg.pbes2->display));
+    return fail(Errc::malformed_input, "malformed PKCS#12: PBKDF2 keyLength does not match " +
+                                           std::string(alg.pbes2->display));
   }
-  alg.description = "PBES2/PBKDF2-HMAC-" + std::string(alg.prf->display) + "/" +
-                    std::string(alg.pbes2->display);
+  alg.description =
+      "PBES2/PBKDF2-HMAC-" + std::string(alg.prf->display) + "/" + std::string(alg.pbes2->display);
   auto ok = check_iterations(alg.iterations, max_iterations, where);
   if (!ok) return tl::unexpected(ok.error());
   return alg;
@@ -151,13 +153,14 @@ Result<PbeAlgorithm> parse_pbe(const Element& algorithm_identifier, std::uint64_
   if (!alg_oid) return tl::unexpected(alg_oid.error());
   const bool known = pbes1_scheme(*alg_oid) != nullptr || *alg_oid == oids::kPbes2;
   if (!known) {
-    return fail(Errc::unsupported, "unsupported encryption algorithm " + describe_oid(*alg_oid) +
-                                       " in " + where);
+    return fail(Errc::unsupported,
+                "unsupported encryption algorithm " + describe_oid(*alg_oid) + " in " + where);
   }
   auto params = r->next("encryption parameters");
   if (!params) return tl::unexpected(params.error());
   if (!params->is_universal(kTagSequence)) {
-    return fail(Errc::malformed_input, "malformed PKCS#12: encryption parameters are not a SEQUENCE");
+    return fail(Errc::malformed_input,
+                "malformed PKCS#12: encryption parameters are not a SEQUENCE");
   }
   if (const Pbes1Scheme* s = pbes1_scheme(*alg_oid)) {
     return parse_pbes1(*s, *params, max_iterations, where);

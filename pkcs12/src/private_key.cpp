@@ -140,8 +140,8 @@ Result<SecureString> PrivateKey::encrypted_pem(std::string_view passphrase,
   unsigned char* enc = nullptr;
   const int len = i2d_X509_SIG(sig.get(), &enc);
   if (len <= 0) return fail(Errc::internal, "cannot encode the encrypted key", drain_errors());
-  SecureString out = detail::pem_encode(
-      "ENCRYPTED PRIVATE KEY", detail::Bytes(enc, static_cast<std::size_t>(len)));
+  SecureString out = detail::pem_encode("ENCRYPTED PRIVATE KEY",
+                                        detail::Bytes(enc, static_cast<std::size_t>(len)));
   OPENSSL_free(enc);
   return out;
 }

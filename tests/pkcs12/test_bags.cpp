@@ -158,6 +158,37 @@ TEST_CASE("nested SafeContents: 8 levels are read, 9 are malformed_input", "[pkc
   CHECK(deep.error().message.find("nested") != std::string::npos);
 }
 
+TEST_CASE("PBES2 shrouded keys with every PBKDF2 PRF, and no MAC to check the password",
+          "[pkcs12]") {
+  const TestPki& pki = test_pki();
+  TempDir tmp;
+  for (const char* prf :
+       {"hmacWithSHA1", "hmacWithSHA224", "hmacWithSHA256", "hmacWithSHA384", "hmacWithSHA512"}) {
+    INFO(prf);
+    const fs::path out = tmp / (std::string(prf) + ".p8");
+    REQUIRE(run({"openssl", "pkcs8", "-topk8", "-v2", "aes-128-cbc", "-v2prf", prf, "-iter", "2048",
+                 "-in", pki.root_key.string(), "-outform", "DER", "-out", out.string(), "-passout",
+                 "pass:pk8-pass"})
+                .status == 0);
+    const Der file = pfx(bag("1.2.840.113549.1.12.10.1.2", read_file(out)));
+    const auto decoded = decode(file, DecodeOptions{std::string("pk8-pass")});
+    REQUIRE(decoded.has_value());
+    REQUIRE(decoded->identities.size() == 1);
+    CHECK(decoded->identities[0].key.info().curve == "P-256");
+    CHECK(decoded->info.safes.at(0).bags.at(0).encryption ==
+          "PBES2/PBKDF2-HMAC-" + std::string(prf + 8) + "/AES-128-CBC");
+    CHECK(decoded->info.password_used == PasswordKind::given);
+
+    const auto wrong = decode(file, DecodeOptions{std::string("other")});
+    REQUIRE_FALSE(wrong.has_value());
+    CHECK(wrong.error().code == Errc::wrong_password);
+    const auto none = decode(file);
+    REQUIRE_FALSE(none.has_value());
+    CHECK(none.error().code == Errc::wrong_password);
+    CHECK(none.error().message.find("password is required") != std::string::npos);
+  }
+}
+
 TEST_CASE("structural nonsense is malformed_input", "[pkcs12]") {
   SECTION("version 2") {
     Der v2 = pfx({});

@@ -36,7 +36,7 @@ TEST_CASE("BMPString attribute values decode to UTF-8", "[pkcs12]") {
   CHECK(bmp_to_utf8({0x00}) == "\xEF\xBF\xBD");        // odd length
 }
 
-TEST_CASE("password candidates: none/empty -> absent and empty; non-ASCII -> Latin-1 too",
+TEST_CASE("password candidates: none or empty -> absent and empty. non-ASCII -> Latin-1 too",
           "[pkcs12]") {
   for (const auto& pw : {std::optional<std::string>{}, std::optional<std::string>{""}}) {
     const auto c = password_candidates(pw);

@@ -86,6 +86,13 @@ TEST_CASE("a PEM file is refused with a helpful message", "[pkcs12]") {
   CHECK_FALSE(decode({}).has_value());
 }
 
+TEST_CASE("inputs larger than kMaxInputSize are refused", "[pkcs12]") {
+  std::vector<std::uint8_t> huge(kMaxInputSize + 1, 0x30);
+  const auto result = decode(huge);
+  REQUIRE_FALSE(result.has_value());
+  CHECK(result.error().code == Errc::limit_exceeded);
+}
+
 TEST_CASE("absurd iteration counts are refused before any work", "[pkcs12]") {
   const auto dir = vectors_dir();
   if (!dir) {

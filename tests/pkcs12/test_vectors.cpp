@@ -393,7 +393,7 @@ TEST_CASE("Info reports safes, bags, encryption, MAC and warnings", "[pkcs12]") 
   }
 }
 
-TEST_CASE("PBMAC1: the MAC is really verified; short and missing keyLength refused", "[pkcs12]") {
+TEST_CASE("PBMAC1: the MAC is really verified. short and missing keyLength refused", "[pkcs12]") {
   SKIP_WITHOUT_VECTORS();
   using detail::BerReader;
   const auto good = read_file(dir / "rfc9579-a1.p12");

@@ -61,6 +61,10 @@ using SecureString = std::basic_string<char, std::char_traits<char>, CleansingAl
 // as a denial-of-service attempt unless the caller raises DecodeOptions::max_iterations.
 inline constexpr std::uint64_t kDefaultMaxIterations = 10'000'000;
 
+// Largest input decode() accepts (limit_exceeded above it). Real files are at most a few MiB,
+// even trust stores with thousands of certificates.
+inline constexpr std::size_t kMaxInputSize = 64 * 1024 * 1024;
+
 // Cap on nested SafeContents bags (safeContentsBag inside safeContentsBag ...). Real files nest
 // at most once or twice.
 inline constexpr int kMaxSafeContentsNesting = 8;
@@ -86,20 +90,20 @@ struct Attribute {
 
 // Convenience view of the attributes a bag carried.
 struct BagAttributes {
-  std::string friendly_name;  // UTF-8 (decoded from BMPString), trailing U+0000 removed
-  std::string local_key_id;   // uppercase hex of the first localKeyId, empty if none
+  std::string friendly_name;   // UTF-8 (decoded from BMPString), trailing U+0000 removed
+  std::string local_key_id;    // uppercase hex of the first localKeyId, empty if none
   std::vector<Attribute> all;  // every attribute in file order, including the two above
 };
 
 struct BagInfo {
-  std::string type;  // "keyBag", "pkcs8ShroudedKeyBag", "certBag", "crlBag", "secretBag",
-                     // "safeContentsBag", or the bag OID when unknown
+  std::string type;         // "keyBag", "pkcs8ShroudedKeyBag", "certBag", "crlBag", "secretBag",
+                            // "safeContentsBag", or the bag OID when unknown
   std::string description;  // e.g. "x509Certificate CN=example.com", "RSA 2048 private key",
                             // "sdsiCertificate (unsupported, skipped)"
   BagAttributes attributes;
-  std::string encryption;        // shrouded key bags: the key's own PBE, else ""
-  std::uint64_t iterations = 0;  // iterations of `encryption`, 0 if none
-  int nesting = 0;               // 0 for bags directly in a safe, +1 per safeContentsBag level
+  std::string encryption;          // shrouded key bags: the key's own PBE, else ""
+  std::uint64_t iterations = 0;    // iterations of `encryption`, 0 if none
+  int nesting = 0;                 // 0 for bags directly in a safe, +1 per safeContentsBag level
   std::string certificate_sha256;  // certBag with an X.509 certificate: Certificate::sha256
 };
 
@@ -175,7 +179,7 @@ struct Identity {
 };
 
 struct Bundle {
-  std::vector<Identity> identities;   // one per private key, in file order
+  std::vector<Identity> identities;      // one per private key, in file order
   std::vector<Certificate> extra_certs;  // certificates in no identity's chain (a trust store's
                                          // certificates all end up here), in file order
   std::vector<BagAttributes> extra_cert_attributes;  // parallel to extra_certs
@@ -194,7 +198,8 @@ struct Bundle {
 //   wrong_password   the MAC does not verify (or, without MAC, decryption fails);
 //   unsupported      a valid file using an algorithm getcert cannot run (message names the OID),
 //                    or a legacy algorithm when OpenSSL's legacy provider cannot be loaded;
-//   limit_exceeded   an iteration count above DecodeOptions::max_iterations.
+//   limit_exceeded   an iteration count above DecodeOptions::max_iterations, or an input larger
+//                    than kMaxInputSize.
 // Error messages never contain the password or key material.
 Result<Bundle> decode(const std::vector<std::uint8_t>& pfx, const DecodeOptions& options = {});
 
@@ -210,16 +215,17 @@ struct CreateOptions {
   // true: pbeWithSHA1And3-KeyTripleDES-CBC for key and certificates and a SHA-1 MAC, for
   // Windows before Server 2019, Java 8 before 8u301 and macOS Keychain imports.
   bool legacy = false;
-  std::string friendly_name;        // set on the key and leaf bags (with a common localKeyId)
-  std::uint64_t iterations = 0;     // PBE and MAC iterations; 0 = 10,000 (minimum 2048)
+  std::string friendly_name;     // set on the key and leaf bags (with a common localKeyId)
+  std::uint64_t iterations = 0;  // PBE and MAC iterations; 0 = 10,000 (minimum 2048)
   std::optional<std::string> key_passphrase;  // for an encrypted key_pem
 };
 
 // Builds a PFX from a private key (PEM: PKCS#8, encrypted PKCS#8 or traditional) and its
-// certificates, leaf first, then the chain in any order. `certs` may be empty (key-only file).
+// certificates, leaf first, then the chain in any order. `certs` may be empty (key-only file);
+// `key_pem` may be empty for a certificate-only file (trust store: every cert is a CA cert).
 // Errors: invalid_argument (no key in key_pem, wrong key passphrase, key does not match the leaf,
-// iterations beyond INT_MAX), internal (OpenSSL failure). Returns the DER bytes; the caller
-// decides where to write them.
+// nothing to store, iterations beyond INT_MAX), internal (OpenSSL failure). Returns the DER
+// bytes; the caller decides where to write them. Never prompts on a terminal.
 Result<std::vector<std::uint8_t>> create(const std::string& key_pem,
                                          const std::vector<Certificate>& certs,
                                          const CreateOptions& options);
