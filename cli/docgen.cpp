@@ -72,7 +72,7 @@ void collect_words(const CLI::App& app, const std::string& path, std::ostringstr
 
 std::string man_page(const CLI::App& app, const std::string& version) {
   std::ostringstream o;
-  o << ".TH GETCERT 1 \"\" \"" << roff(version) << "\" \"User Commands\"\n";
+  o << R"(.TH GETCERT 1 "" ")" << roff(version) << R"(" "User Commands")" << "\n";
   o << ".SH NAME\ngetcert \\- " << roff(app.get_description()) << "\n";
   o << ".SH SYNOPSIS\n.B getcert\n[\\fIOPTIONS\\fR] \\fIHOST\\fR[:\\fIPORT\\fR]...\n.br\n"
     << ".B getcert\n\\fISUBCOMMAND\\fR [\\fIOPTIONS\\fR]...\n";

@@ -7,7 +7,7 @@
 
 int main(int argc, char** argv) {
   // A closed pipe (getcert host | head -1) must not kill us mid-write with SIGPIPE.
-  std::signal(SIGPIPE, SIG_IGN);
+  (void)std::signal(SIGPIPE, SIG_IGN);
   std::ios::sync_with_stdio(false);
   getcert::cli::Terminal term{std::cin, std::cout, std::cerr, isatty(STDIN_FILENO) == 1,
                               isatty(STDOUT_FILENO) == 1, isatty(STDERR_FILENO) == 1};

@@ -303,14 +303,14 @@ class P12Command final : public Command {
       *password = std::move(*first);
     }
     pkcs12::CreateOptions options;
-    options.password = std::string((*password)->c_str());
+    options.password = std::string((*password)->data(), (*password)->size());
     options.legacy = create_legacy_;
     options.friendly_name = create_name_;
     options.iterations = create_iterations_;
     if (!key_passphrase_file_.empty()) {
       auto pass = read_secret_file(key_passphrase_file_);
       if (!pass) return report_error(term, global, pass.error());
-      options.key_passphrase = std::string(pass->c_str());
+      options.key_passphrase = std::string(pass->data(), pass->size());
     }
     const std::string key_pem(key->begin(), key->end());
     auto der = pkcs12::create(key_pem, certs, options);

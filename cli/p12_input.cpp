@@ -13,13 +13,9 @@ bool looks_like_p12(const std::vector<std::uint8_t>& bytes) {
   // SEQUENCE (definite or indefinite length) whose first element is INTEGER 3.
   if (bytes.size() < 5 || bytes[0] != 0x30) return false;
   std::size_t i = 1;
-  if (bytes[i] == 0x80) {
-    i += 1;
-  } else if ((bytes[i] & 0x80) != 0) {
-    i += 1U + static_cast<std::size_t>(bytes[i] & 0x7FU);
-  } else {
-    i += 1;
-  }
+  // Definite long form: skip the length octets; short form and indefinite (0x80): one octet.
+  if (bytes[i] != 0x80 && (bytes[i] & 0x80) != 0) i += static_cast<std::size_t>(bytes[i] & 0x7FU);
+  i += 1;
   return i + 2 < bytes.size() && bytes[i] == 0x02 && bytes[i + 1] == 0x01 && bytes[i + 2] == 0x03;
 }
 
@@ -29,13 +25,13 @@ Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const st
   if (!password) return tl::unexpected(password.error());
   pkcs12::DecodeOptions options;
   options.max_iterations = args.max_iterations;
-  if (*password) options.password = std::string(password->value().c_str());
+  if (*password) options.password = std::string((*password)->data(), (*password)->size());
   auto bundle = pkcs12::decode(bytes, options);
   if (!bundle && bundle.error().code == Errc::wrong_password && !*password &&
       term.stdin_is_tty) {
     auto typed = prompt_password("Password for " + name + ": ", term);
     if (!typed) return tl::unexpected(typed.error());
-    options.password = std::string(typed->c_str());
+    options.password = std::string(typed->data(), typed->size());
     bundle = pkcs12::decode(bytes, options);
   }
   if (!bundle) {

@@ -25,7 +25,7 @@ Result<pkcs12::SecureString> first_line(std::istream& in, const std::string& nam
   while (in.get(c)) {
     line.push_back(c);
     if (c == '\n') break;
-    if (line.size() > 64 * 1024) return fail(Errc::invalid_argument, name + " is not a password");
+    if (line.size() > std::size_t{64} * 1024) return fail(Errc::invalid_argument, name + " is not a password");
   }
   if (in.bad()) return fail(Errc::io_error, "cannot read " + name);
   drop_newline(line);
@@ -79,7 +79,7 @@ Result<std::optional<pkcs12::SecureString>> read_password(const PasswordArgs& ar
   if (args.literal) {
     report_warning(term, "--password puts the secret in the process list and shell history; "
                          "prefer --password-file, --password-env or --password-stdin");
-    return Out(pkcs12::SecureString(args.literal->c_str()));
+    return Out(pkcs12::SecureString(args.literal->data(), args.literal->size()));
   }
   if (args.none) return Out(pkcs12::SecureString());
   return Out();

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 #include <ctime>
+#include <string_view>
 
 namespace getcert::cli {
 
@@ -23,7 +24,7 @@ Result<std::chrono::milliseconds> parse_duration(const std::string& text,
   };
   static constexpr std::array<Unit, 6> kUnits{
       {{"ms", 1}, {"s", 1e3}, {"m", 60e3}, {"h", 3600e3}, {"d", 86400e3}, {"w", 604800e3}}};
-  double factor = static_cast<double>(bare_unit.count());
+  auto factor = static_cast<double>(bare_unit.count());
   if (!unit.empty()) {
     factor = 0;
     for (const auto& u : kUnits) {
@@ -60,11 +61,14 @@ Result<std::int64_t> parse_instant(const std::string& text) {
   if (*rest == 'Z' || *rest == 'z') {
     ++rest;
   } else if (*rest == '+' || *rest == '-') {
-    int hh = 0;
-    int mm = 0;
-    if (std::sscanf(rest + 1, "%2d:%2d", &hh, &mm) != 2 || std::strlen(rest) != 6) {
+    const std::string_view zone(rest);
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    if (zone.size() != 6 || zone[3] != ':' || !digit(zone[1]) || !digit(zone[2]) ||
+        !digit(zone[4]) || !digit(zone[5])) {
       return fail(Errc::invalid_argument, "invalid UTC offset in '" + text + "'");
     }
+    const std::int64_t hh = (zone[1] - '0') * 10 + (zone[2] - '0');
+    const std::int64_t mm = (zone[4] - '0') * 10 + (zone[5] - '0');
     offset = (*rest == '+' ? 1 : -1) * (hh * 3600 + mm * 60);
     rest += 6;
   } else {

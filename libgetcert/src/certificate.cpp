@@ -50,7 +50,7 @@ std::string name_to_string(const X509_NAME* name) {
   }
   char* data = nullptr;
   const long len = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<std::size_t>(len));
+  return {data, static_cast<std::size_t>(len)};
 }
 
 std::string first_common_name(const X509_NAME* name) {
@@ -66,8 +66,8 @@ std::string first_common_name(const X509_NAME* name) {
 }
 
 std::string asn1_string(const ASN1_STRING* s) {
-  return std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
-                     static_cast<std::size_t>(ASN1_STRING_length(s)));
+  return {reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                     static_cast<std::size_t>(ASN1_STRING_length(s))};
 }
 
 std::string ip_to_string(const ASN1_OCTET_STRING* ip) {
@@ -274,11 +274,11 @@ std::string to_pem(const std::vector<Certificate>& chain) {
 }
 
 std::string format_utc(std::int64_t epoch_seconds) {
-  const std::time_t t = static_cast<std::time_t>(epoch_seconds);
+  const auto t = static_cast<std::time_t>(epoch_seconds);
   std::tm tm{};
   gmtime_r(&t, &tm);
   std::array<char, 32> buf{};
-  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) return {};
   return buf.data();
 }
 

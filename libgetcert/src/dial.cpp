@@ -32,7 +32,7 @@ UniqueFd::~UniqueFd() {
 
 int millis_until(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 24 * 3600 * 1000));
+  return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, std::int64_t{24} * 3600 * 1000));
 }
 
 namespace {

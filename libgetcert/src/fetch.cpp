@@ -83,7 +83,7 @@ Error classify_handshake_failure(int ssl_error, int saved_errno, const PeerBytes
   }
   // Typically an alert from the server: "sslv3 alert handshake failure", "tlsv1 alert ...".
   std::string why = openssl_detail;
-  if (const auto pos = why.rfind(":"); pos != std::string::npos) {
+  if (const auto pos = why.rfind(':'); pos != std::string::npos) {
     why = why.substr(pos + 1);
   }
   if (const auto paren = why.find(" ("); paren != std::string::npos) why.resize(paren);

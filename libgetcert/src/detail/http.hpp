@@ -12,7 +12,7 @@
 
 namespace getcert::detail {
 
-inline constexpr std::size_t kMaxHttpBody = 10 * 1024 * 1024;
+inline constexpr std::size_t kMaxHttpBody = std::size_t{10} * 1024 * 1024;
 
 // GET url; fails with connect_failed/timeout/io_error and a message naming the URL.
 Result<std::vector<std::uint8_t>> http_get(const std::string& url,

@@ -25,6 +25,7 @@ struct Deleter {
   void operator()(T* p) const noexcept { Free(p); }
 };
 
+// NOLINTNEXTLINE(bugprone-macro-parentheses): Name and T are a type alias and a type.
 #define GETCERT_OSSL_PTR(Name, T, FreeFn) \
   using Name = std::unique_ptr<T, Deleter<T, &(FreeFn)>>
 
@@ -77,7 +78,6 @@ inline void clear_errors() noexcept { ERR_clear_error(); }
 // so the rest of the code builds with -Wold-style-cast.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wold-style-cast"
-#pragma GCC diagnostic ignored "-Wuseless-cast"
 inline bool set_sni(SSL* ssl, const char* name) { return SSL_set_tlsext_host_name(ssl, name) == 1; }
 inline void request_ocsp_staple(SSL* ssl) { SSL_set_tlsext_status_type(ssl, TLSEXT_STATUSTYPE_ocsp); }
 inline long get_ocsp_staple(SSL* ssl, const unsigned char** out) {
