@@ -1,7 +1,7 @@
 #include "app.hpp"
 
-#include <openssl/opensslv.h>
 #include <openssl/crypto.h>
+#include <openssl/opensslv.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -24,8 +24,7 @@ std::string version_text() {
 
 // `getcert HOST` means `getcert fetch HOST`: insert the default subcommand when the first
 // argument names no subcommand and is not a top-level flag.
-std::vector<std::string> with_default_command(std::vector<std::string> args,
-                                              const CLI::App& app) {
+std::vector<std::string> with_default_command(std::vector<std::string> args, const CLI::App& app) {
   if (args.size() < 2) return args;
   const std::string& first = args[1];
   static const std::vector<std::string> kTopLevel{"-h", "--help", "--version", "--help-all"};
@@ -66,10 +65,11 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
   app.add_flag("-v,--verbose", global.verbosity, "Show low-level detail (OpenSSL errors, timings)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("-q,--quiet", global.quiet, "No verdict line on a terminal");
-  app.footer("Run 'getcert SUBCOMMAND --help' for a subcommand's options and examples.\n"
-             "Exit codes: 0 ok, 2 usage, 3 network/timeout, 4 TLS handshake, 5 verification "
-             "failed,\n  6 expiring soon, 7 wrong password, 8 malformed input, 9 unsupported, "
-             "10 output exists, 11 I/O error");
+  app.footer(
+      "Run 'getcert SUBCOMMAND --help' for a subcommand's options and examples.\n"
+      "Exit codes: 0 ok, 2 usage, 3 network/timeout, 4 TLS handshake, 5 verification "
+      "failed,\n  6 expiring soon, 7 wrong password, 8 malformed input, 9 unsupported, "
+      "10 output exists, 11 I/O error");
 
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_fetch_command());

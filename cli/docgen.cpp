@@ -38,8 +38,8 @@ void man_section(std::ostringstream& o, const CLI::App& app, const std::string& 
   o << ".SS \"" << roff(path) << "\"\n" << roff(app.get_description()) << "\n";
   for (const CLI::Option* opt : app.get_options()) {
     if (!documented(opt)) continue;
-    o << ".TP\n.B " << roff(opt->get_positional() ? opt->get_name(true) : option_names(opt))
-      << "\n" << roff(opt->get_description()) << "\n";
+    o << ".TP\n.B " << roff(opt->get_positional() ? opt->get_name(true) : option_names(opt)) << "\n"
+      << roff(opt->get_description()) << "\n";
   }
   if (!app.get_footer().empty()) o << ".PP\n.nf\n" << roff(app.get_footer()) << "\n.fi\n";
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -72,7 +72,8 @@ void collect_words(const CLI::App& app, const std::string& path, std::ostringstr
 
 std::string man_page(const CLI::App& app, const std::string& version) {
   std::ostringstream o;
-  o << R"(.TH GETCERT 1 "" ")" << roff(version) << R"(" "User Commands")" << "\n";
+  o << R"(.TH GETCERT 1 "" ")" << roff(version) << R"(" "User Commands")"
+    << "\n";
   o << ".SH NAME\ngetcert \\- " << roff(app.get_description()) << "\n";
   o << ".SH SYNOPSIS\n.B getcert\n[\\fIOPTIONS\\fR] \\fIHOST\\fR[:\\fIPORT\\fR]...\n.br\n"
     << ".B getcert\n\\fISUBCOMMAND\\fR [\\fIOPTIONS\\fR]...\n";
@@ -83,7 +84,8 @@ std::string man_page(const CLI::App& app, const std::string& version) {
        "creates them, and inspects local certificate files.\n";
   o << ".SH OPTIONS\n";
   man_section(o, app, "getcert");
-  if (!app.get_footer().empty()) o << ".SH \"EXIT STATUS\"\n.nf\n" << roff(app.get_footer()) << "\n.fi\n";
+  if (!app.get_footer().empty())
+    o << ".SH \"EXIT STATUS\"\n.nf\n" << roff(app.get_footer()) << "\n.fi\n";
   return o.str();
 }
 

@@ -60,8 +60,10 @@ Result<std::vector<Certificate>> select_certificates(const FetchResult& r, Selec
                 "no verified chain, so no trust anchor can be named (" + why + ")");
   };
   switch (select) {
-    case Select::presented: return r.presented_chain;
-    case Select::leaf: return std::vector<Certificate>{r.presented_chain.front()};
+    case Select::presented:
+      return r.presented_chain;
+    case Select::leaf:
+      return std::vector<Certificate>{r.presented_chain.front()};
     case Select::intermediates: {
       std::vector<Certificate> out;
       for (std::size_t i = 1; i < r.presented_chain.size(); ++i) {
@@ -84,7 +86,8 @@ std::string role_of(const Certificate& c) {
   return c.self_signed ? "root" : "intermediate";
 }
 
-std::vector<PendingFile> out_dir_files(const std::string& dir, const std::vector<Certificate>& certs) {
+std::vector<PendingFile> out_dir_files(const std::string& dir,
+                                       const std::vector<Certificate>& certs) {
   std::vector<PendingFile> files;
   for (std::size_t i = 0; i < certs.size(); ++i) {
     std::string index = (i < 10 ? "0" : "") + std::to_string(i);
@@ -97,25 +100,28 @@ std::vector<PendingFile> out_dir_files(const std::string& dir, const std::vector
 class FetchCommand final : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
-    CLI::App* cmd = app.add_subcommand("fetch", "Fetch and verify the chain a TLS server presents "
-                                                "(the default: 'getcert HOST' = 'getcert fetch HOST')");
+    CLI::App* cmd = app.add_subcommand("fetch",
+                                       "Fetch and verify the chain a TLS server presents "
+                                       "(the default: 'getcert HOST' = 'getcert fetch HOST')");
     cmd->add_option("targets", args_.targets,
                     "HOST, HOST:PORT, [IPv6]:PORT, bare IP, or https://HOST[:PORT]/path "
                     "(port defaults to 443)")
         ->required();
-    with_choices(cmd->add_option("-o,--output", args_.format, "Output format: pem (default), der, json, text"),
+    with_choices(cmd->add_option("-o,--output", args_.format,
+                                 "Output format: pem (default), der, json, text"),
                  std::map<std::string, Format>{{"pem", Format::pem},
-                                          {"der", Format::der},
-                                          {"json", Format::json},
-                                          {"text", Format::text}});
-    with_choices(cmd->add_option("--select", args_.select,
-                    "Which certificates: presented (default, as sent), leaf, intermediates, "
-                    "root (trust anchor of the verified chain), verified (leaf..anchor)"),
-                 std::map<std::string, Select>{{"presented", Select::presented},
-                                          {"leaf", Select::leaf},
-                                          {"intermediates", Select::intermediates},
-                                          {"root", Select::root},
-                                          {"verified", Select::verified}});
+                                               {"der", Format::der},
+                                               {"json", Format::json},
+                                               {"text", Format::text}});
+    with_choices(
+        cmd->add_option("--select", args_.select,
+                        "Which certificates: presented (default, as sent), leaf, intermediates, "
+                        "root (trust anchor of the verified chain), verified (leaf..anchor)"),
+        std::map<std::string, Select>{{"presented", Select::presented},
+                                      {"leaf", Select::leaf},
+                                      {"intermediates", Select::intermediates},
+                                      {"root", Select::root},
+                                      {"verified", Select::verified}});
     cmd->add_option("--timeout", args_.timeout,
                     "Overall limit for resolve + connect + handshake (default 10s)");
     cmd->add_option("--connect-timeout", args_.connect_timeout,
@@ -169,8 +175,8 @@ class FetchCommand final : public Command {
 
     int exit_code = kExitOk;
     for (std::size_t i = 0; i < endpoints.size(); ++i) {
-      const int rc = run_one(term, global, args_.targets[i], endpoints[i], *options,
-                             endpoints.size() > 1);
+      const int rc =
+          run_one(term, global, args_.targets[i], endpoints[i], *options, endpoints.size() > 1);
       if (exit_code == kExitOk) exit_code = rc;
     }
     return exit_code;
@@ -215,7 +221,8 @@ class FetchCommand final : public Command {
                       .count());
     if (!result) {
       const int rc = exit_code_for(result.error().code);
-      if (args_.format == Format::json) term.out << error_json(input, result.error(), rc).dump() << "\n";
+      if (args_.format == Format::json)
+        term.out << error_json(input, result.error(), rc).dump() << "\n";
       return report_error(term, global, result.error());
     }
     const std::int64_t now = options.at_time.value_or(std::time(nullptr));
@@ -240,8 +247,8 @@ class FetchCommand final : public Command {
       term.out << fetch_text(*result, now) << (several ? "\n" : "");
     }
 
-    const bool wants_certs = args_.format == Format::pem || args_.format == Format::der ||
-                             !args_.out_dir.empty();
+    const bool wants_certs =
+        args_.format == Format::pem || args_.format == Format::der || !args_.out_dir.empty();
     if (wants_certs && deliver) {
       auto selected = select_certificates(*result, args_.select);
       if (!selected) {

@@ -74,8 +74,9 @@ class P12Command final : public Command {
  private:
   // ---- topem ---------------------------------------------------------------------------------
   void add_topem(CLI::App* p12) {
-    topem_ = p12->add_subcommand("topem", "Write key.pem, cert.pem, chain.pem, fullchain.pem and "
-                                          "ca.pem from PKCS#12 files");
+    topem_ = p12->add_subcommand("topem",
+                                 "Write key.pem, cert.pem, chain.pem, fullchain.pem and "
+                                 "ca.pem from PKCS#12 files");
     topem_->add_option("files", files_, "PKCS#12 files (.p12, .pfx)")->required();
     auto* dir = topem_->add_option("--out-dir", out_dir_,
                                    "Directory for the PEM files (default: current directory; "
@@ -151,16 +152,17 @@ class P12Command final : public Command {
   int run_topem(Terminal& term, const GlobalOptions& global) {
     if (files_.size() > 1 && !combined_.empty()) {
       return report_error(term, global,
-                          Error(Errc::invalid_argument, "-o takes one input file; use --out-dir "
-                                                        "for several"));
+                          Error(Errc::invalid_argument,
+                                "-o takes one input file; use --out-dir "
+                                "for several"));
     }
     std::optional<pkcs12::SecureString> key_pass;
     if (!key_passphrase_file_.empty()) {
       auto pass = read_secret_file(key_passphrase_file_);
       if (!pass) return report_error(term, global, pass.error());
       if (pass->empty()) {
-        return report_error(term, global, Error(Errc::invalid_argument,
-                                                "the key passphrase file is empty"));
+        return report_error(term, global,
+                            Error(Errc::invalid_argument, "the key passphrase file is empty"));
       }
       key_pass = std::move(*pass);
     }
@@ -196,8 +198,8 @@ class P12Command final : public Command {
       }
     }
     if (files.empty()) {
-      return report_error(term, global, Error(Errc::malformed_input,
-                                              "the file holds no key and no certificate"));
+      return report_error(term, global,
+                          Error(Errc::malformed_input, "the file holds no key and no certificate"));
     }
     if (auto ok = write_files_atomically(files, force_); !ok) {
       return report_error(term, global, ok.error());
@@ -212,14 +214,16 @@ class P12Command final : public Command {
 
   // ---- info ----------------------------------------------------------------------------------
   void add_info(CLI::App* p12) {
-    info_ = p12->add_subcommand("info", "Show a PKCS#12 file's structure, algorithms and "
-                                        "certificates (never key material)");
+    info_ = p12->add_subcommand("info",
+                                "Show a PKCS#12 file's structure, algorithms and "
+                                "certificates (never key material)");
     info_->add_option("files", info_files_, "PKCS#12 files")->required();
     info_->add_option("-o,--output", info_format_, "text (default) or json")
         ->check(CLI::IsMember({"text", "json"}));
     add_p12_input_options(info_, p12_args_);
-    info_->footer("Examples:\n  getcert p12 info bundle.p12 --password-stdin < pw.txt\n"
-                  "  getcert p12 info trust.p12 --no-password -o json | jq .pkcs12.mac");
+    info_->footer(
+        "Examples:\n  getcert p12 info bundle.p12 --password-stdin < pw.txt\n"
+        "  getcert p12 info trust.p12 --no-password -o json | jq .pkcs12.mac");
   }
 
   int run_info(Terminal& term, const GlobalOptions& global) {
@@ -238,9 +242,8 @@ class P12Command final : public Command {
         continue;
       }
       if (info_format_ == "json") {
-        term.out << p12_json(f, *bundle, now).dump(term.stdout_is_tty && info_files_.size() == 1
-                                                       ? 2
-                                                       : -1)
+        term.out << p12_json(f, *bundle, now)
+                        .dump(term.stdout_is_tty && info_files_.size() == 1 ? 2 : -1)
                  << "\n";
       } else {
         term.out << p12_text(f, *bundle, now);
@@ -255,22 +258,25 @@ class P12Command final : public Command {
     create_->add_option("--key", create_key_, "Private key (PEM)")->required();
     create_->add_option("--cert", create_cert_, "Certificate (PEM); more in the file = chain")
         ->required();
-    create_->add_option("--chain", create_chain_, "Chain certificates (PEM), any order; repeatable");
+    create_->add_option("--chain", create_chain_,
+                        "Chain certificates (PEM), any order; repeatable");
     create_->add_option("-o,--output", create_out_, "The .p12 file to write (0600)")->required();
     create_->add_flag("--legacy", create_legacy_,
                       "3DES + SHA-1 MAC for old Windows, Java 8 and macOS importers "
                       "(default: AES-256-CBC, PBKDF2-SHA256, SHA-256 MAC)");
     create_->add_option("--name", create_name_, "friendlyName for the key and certificate");
-    create_->add_option("--iterations", create_iterations_, "PBE and MAC iterations (default 10000)");
+    create_->add_option("--iterations", create_iterations_,
+                        "PBE and MAC iterations (default 10000)");
     create_->add_option("--key-passphrase-file", key_passphrase_file_,
                         "Passphrase of an encrypted --key");
     create_->add_flag("--force", force_, "Replace an existing output file");
     add_password_options(create_, create_password_, "the new file's password");
-    create_->footer("Examples:\n"
-                    "  getcert p12 create --key key.pem --cert fullchain.pem -o out.p12 "
-                    "--password-env P12_PASSWORD\n"
-                    "  getcert p12 create --key k.pem --cert c.pem --chain ca.pem --legacy "
-                    "-o win.pfx --password-file pw");
+    create_->footer(
+        "Examples:\n"
+        "  getcert p12 create --key key.pem --cert fullchain.pem -o out.p12 "
+        "--password-env P12_PASSWORD\n"
+        "  getcert p12 create --key k.pem --cert c.pem --chain ca.pem --legacy "
+        "-o win.pfx --password-file pw");
   }
 
   int run_create(Terminal& term, const GlobalOptions& global) {

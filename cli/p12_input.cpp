@@ -27,8 +27,7 @@ Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const st
   options.max_iterations = args.max_iterations;
   if (*password) options.password = std::string((*password)->data(), (*password)->size());
   auto bundle = pkcs12::decode(bytes, options);
-  if (!bundle && bundle.error().code == Errc::wrong_password && !*password &&
-      term.stdin_is_tty) {
+  if (!bundle && bundle.error().code == Errc::wrong_password && !*password && term.stdin_is_tty) {
     auto typed = prompt_password("Password for " + name + ": ", term);
     if (!typed) return tl::unexpected(typed.error());
     options.password = std::string(typed->data(), typed->size());
@@ -38,8 +37,9 @@ Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const st
     Error e = bundle.error();
     e.message = name + ": " + e.message;
     if (e.code == Errc::wrong_password && !*password) {
-      e.message += "; the file needs a password: give --password-file, --password-env or "
-                   "--password-stdin";
+      e.message +=
+          "; the file needs a password: give --password-file, --password-env or "
+          "--password-stdin";
     }
     return tl::unexpected(e);
   }

@@ -16,7 +16,9 @@ Json attributes_json(const pkcs12::BagAttributes& a) {
 }
 
 Json key_json(const KeyInfo& k) {
-  return {{"type", k.type}, {"bits", k.bits}, {"curve", k.curve.empty() ? Json(nullptr) : Json(k.curve)}};
+  return {{"type", k.type},
+          {"bits", k.bits},
+          {"curve", k.curve.empty() ? Json(nullptr) : Json(k.curve)}};
 }
 
 std::string key_text(const KeyInfo& k) {
@@ -105,9 +107,11 @@ std::string p12_text(const std::string& file, const pkcs12::Bundle& b, std::int6
     for (const auto& bag : s.bags) {
       o << "  " << std::string(static_cast<std::size_t>(bag.nesting) * 2, ' ') << bag.type << ": "
         << bag.description;
-      if (!bag.encryption.empty()) o << " [" << bag.encryption << ", " << bag.iterations << " iterations]";
+      if (!bag.encryption.empty())
+        o << " [" << bag.encryption << ", " << bag.iterations << " iterations]";
       const std::string attrs = attributes_text(bag.attributes);
-      if (!attrs.empty()) o << "\n    " << std::string(static_cast<std::size_t>(bag.nesting) * 2, ' ') << attrs;
+      if (!attrs.empty())
+        o << "\n    " << std::string(static_cast<std::size_t>(bag.nesting) * 2, ' ') << attrs;
       o << "\n";
     }
   }

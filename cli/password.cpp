@@ -25,7 +25,8 @@ Result<pkcs12::SecureString> first_line(std::istream& in, const std::string& nam
   while (in.get(c)) {
     line.push_back(c);
     if (c == '\n') break;
-    if (line.size() > std::size_t{64} * 1024) return fail(Errc::invalid_argument, name + " is not a password");
+    if (line.size() > std::size_t{64} * 1024)
+      return fail(Errc::invalid_argument, name + " is not a password");
   }
   if (in.bad()) return fail(Errc::io_error, "cannot read " + name);
   drop_newline(line);
@@ -40,8 +41,9 @@ void add_password_options(CLI::App* cmd, PasswordArgs& args, const std::string& 
                               "Read " + what + " from this environment variable");
   auto* in = cmd->add_flag("--password-stdin", args.from_stdin, "Read " + what + " from stdin");
   auto* lit = cmd->add_option("--password", args.literal,
-                              what + " on the command line (visible to other users in `ps`; "
-                              "prefer the options above)");
+                              what +
+                                  " on the command line (visible to other users in `ps`; "
+                                  "prefer the options above)");
   auto* none = cmd->add_flag("--no-password", args.none, "Use no password (empty)");
   file->excludes(env)->excludes(in)->excludes(lit)->excludes(none);
   env->excludes(in)->excludes(lit)->excludes(none);
@@ -77,8 +79,9 @@ Result<std::optional<pkcs12::SecureString>> read_password(const PasswordArgs& ar
     return Out(std::move(*s));
   }
   if (args.literal) {
-    report_warning(term, "--password puts the secret in the process list and shell history; "
-                         "prefer --password-file, --password-env or --password-stdin");
+    report_warning(term,
+                   "--password puts the secret in the process list and shell history; "
+                   "prefer --password-file, --password-env or --password-stdin");
     return Out(pkcs12::SecureString(args.literal->data(), args.literal->size()));
   }
   if (args.none) return Out(pkcs12::SecureString());
@@ -93,7 +96,7 @@ Result<pkcs12::SecureString> prompt_password(const std::string& prompt, Terminal
                 "a password is needed and there is no terminal to ask on: use --password-file, "
                 "--password-env or --password-stdin");
   }
-  termios old {};
+  termios old{};
   const bool restore = ::tcgetattr(fd, &old) == 0;
   if (restore) {
     termios quiet = old;

@@ -28,8 +28,7 @@ void add_password_options(CLI::App* cmd, PasswordArgs& args, const std::string& 
 
 // The secret the options name, or nullopt when none was given. Reads files/env/stdin now.
 // A file's or stdin's single trailing newline (\n or \r\n) is dropped.
-Result<std::optional<pkcs12::SecureString>> read_password(const PasswordArgs& args,
-                                                          Terminal& term);
+Result<std::optional<pkcs12::SecureString>> read_password(const PasswordArgs& args, Terminal& term);
 
 // Reads a line from the controlling terminal with echo off. Fails when there is no terminal.
 Result<pkcs12::SecureString> prompt_password(const std::string& prompt, Terminal& term);

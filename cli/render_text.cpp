@@ -119,8 +119,10 @@ std::string verdict_line(const FetchResult& r, std::int64_t now) {
   o << " [" << r.tls.version << ", " << r.presented_chain.size() << " certificate"
     << (r.presented_chain.size() == 1 ? "" : "s");
   if (!r.presented_chain.empty()) {
-    o << ", leaf " << (r.presented_chain.front().days_left(now) < 0 ? "expired" : "expires in " +
-        std::to_string(r.presented_chain.front().days_left(now)) + " days");
+    o << ", leaf "
+      << (r.presented_chain.front().days_left(now) < 0
+              ? "expired"
+              : "expires in " + std::to_string(r.presented_chain.front().days_left(now)) + " days");
   }
   o << "]";
   return o.str();

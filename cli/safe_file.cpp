@@ -32,8 +32,8 @@ Result<void> write_temp(const PendingFile& file, TempFile& temp) {
   std::string name = file.path + ".tmp-XXXXXX";
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0) {
-    return fail(Errc::io_error, "cannot create a file in '" + parent_of(file.path) +
-                                    "': " + errno_text());
+    return fail(Errc::io_error,
+                "cannot create a file in '" + parent_of(file.path) + "': " + errno_text());
   }
   temp.path = name;
   // mkostemp creates 0600; widen only what is meant to be readable.
@@ -70,8 +70,9 @@ Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool 
   if (!force) {
     for (const auto& f : files) {
       if (exists(f.path)) {
-        return fail(Errc::output_exists,
-                    "'" + f.path + "' already exists; nothing was written (use --force to replace)");
+        return fail(
+            Errc::output_exists,
+            "'" + f.path + "' already exists; nothing was written (use --force to replace)");
       }
     }
   }

@@ -15,8 +15,8 @@ namespace getcert::cli {
 namespace {
 
 struct Loaded {
-  std::string format;               // "pem", "der", "pkcs7", "pkcs12"
-  std::vector<Certificate> certs;   // leaf first when the format says which one it is
+  std::string format;              // "pem", "der", "pkcs7", "pkcs12"
+  std::vector<Certificate> certs;  // leaf first when the format says which one it is
 };
 
 class ShowCommand final : public Command {
@@ -31,12 +31,13 @@ class ShowCommand final : public Command {
     cmd->add_option("--host", host_, "With --verify: the DNS name or IP the leaf must match");
     add_verify_options(cmd, verify_args_, /*online=*/false);
     add_p12_input_options(cmd, p12_args_);
-    cmd->footer("Examples:\n"
-                "  getcert show cert.pem\n"
-                "  getcert show fullchain.pem --verify --host api.example.com --ca-file ca.pem\n"
-                "  getcert show bundle.p12 --password-env P12_PASSWORD -o json\n"
-                "  kubectl get secret tls -o jsonpath='{.data.tls\\.crt}' | base64 -d | "
-                "getcert show -");
+    cmd->footer(
+        "Examples:\n"
+        "  getcert show cert.pem\n"
+        "  getcert show fullchain.pem --verify --host api.example.com --ca-file ca.pem\n"
+        "  getcert show bundle.p12 --password-env P12_PASSWORD -o json\n"
+        "  kubectl get secret tls -o jsonpath='{.data.tls\\.crt}' | base64 -d | "
+        "getcert show -");
     return cmd;
   }
 
@@ -74,8 +75,8 @@ class ShowCommand final : public Command {
       if (out.certs.empty()) return fail(Errc::malformed_input, name + ": holds no certificate");
       return out;
     }
-    const bool pem = std::string(bytes->begin(), bytes->end()).find("-----BEGIN") !=
-                     std::string::npos;
+    const bool pem =
+        std::string(bytes->begin(), bytes->end()).find("-----BEGIN") != std::string::npos;
     auto certs = parse_certificates(*bytes);
     if (!certs) {
       return fail(Errc::malformed_input,
@@ -118,9 +119,8 @@ class ShowCommand final : public Command {
       }
       term.out << j.dump(term.stdout_is_tty && files_.size() == 1 ? 2 : -1) << "\n";
     } else {
-      term.out << "File:       " << file << " (" << loaded->format << ", "
-               << loaded->certs.size() << " certificate" << (loaded->certs.size() == 1 ? "" : "s")
-               << ")\n";
+      term.out << "File:       " << file << " (" << loaded->format << ", " << loaded->certs.size()
+               << " certificate" << (loaded->certs.size() == 1 ? "" : "s") << ")\n";
       if (verdict) term.out << verification_text(*verdict);
       for (std::size_t i = 0; i < loaded->certs.size(); ++i) {
         term.out << "[" << i << "]\n" << certificate_text(loaded->certs[i], now, "  ");

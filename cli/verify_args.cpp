@@ -28,10 +28,10 @@ void add_verify_options(CLI::App* cmd, VerifyArgs& args, bool online) {
   cmd->add_option("--expires-in", args.expires_in,
                   "Exit 6 when a certificate of the chain expires within this window "
                   "(e.g. 30d, 12h, 2w; a bare number is days)");
-  with_choices(cmd->add_option("--purpose", args.purpose, "Purpose to check: server (default), client, any"),
-                 std::map<std::string, Purpose>{{"server", Purpose::server},
-                                         {"client", Purpose::client},
-                                         {"any", Purpose::any}});
+  with_choices(
+      cmd->add_option("--purpose", args.purpose, "Purpose to check: server (default), client, any"),
+      std::map<std::string, Purpose>{
+          {"server", Purpose::server}, {"client", Purpose::client}, {"any", Purpose::any}});
 }
 
 Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online) {
@@ -82,9 +82,9 @@ int check_expiry(Terminal& term, const std::string& where, const std::vector<Cer
     if (c.not_after > limit) continue;
     const auto days = c.days_left(now);
     term.err << "getcert: warning: " << where << ": certificate '" << c.display_name() << "' "
-             << (c.not_after < now ? std::string("has expired")
-                                   : "expires in " + std::to_string(days) +
-                                         (days == 1 ? " day" : " days"))
+             << (c.not_after < now
+                     ? std::string("has expired")
+                     : "expires in " + std::to_string(days) + (days == 1 ? " day" : " days"))
              << " (" << format_utc(c.not_after) << "), within --expires-in " << window_text << "\n";
     rc = kExitExpiring;
   }

@@ -29,8 +29,8 @@ std::string hex_upper(const unsigned char* data, std::size_t len) {
 
 std::string base64(const unsigned char* data, std::size_t len) {
   std::string out(4 * ((len + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data,
-                                static_cast<int>(len));
+  const int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(len));
   out.resize(static_cast<std::size_t>(n));
   return out;
 }
@@ -67,7 +67,7 @@ std::string first_common_name(const X509_NAME* name) {
 
 std::string asn1_string(const ASN1_STRING* s) {
   return {reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
-                     static_cast<std::size_t>(ASN1_STRING_length(s))};
+          static_cast<std::size_t>(ASN1_STRING_length(s))};
 }
 
 std::string ip_to_string(const ASN1_OCTET_STRING* ip) {
@@ -87,11 +87,20 @@ SubjectAltNames read_sans(X509* cert) {
   for (int i = 0; i < sk_GENERAL_NAME_num(names.get()); ++i) {
     const GENERAL_NAME* gn = sk_GENERAL_NAME_value(names.get(), i);
     switch (gn->type) {
-      case GEN_DNS: sans.dns.push_back(asn1_string(gn->d.dNSName)); break;
-      case GEN_IPADD: sans.ip.push_back(ip_to_string(gn->d.iPAddress)); break;
-      case GEN_URI: sans.uri.push_back(asn1_string(gn->d.uniformResourceIdentifier)); break;
-      case GEN_EMAIL: sans.email.push_back(asn1_string(gn->d.rfc822Name)); break;
-      default: break;
+      case GEN_DNS:
+        sans.dns.push_back(asn1_string(gn->d.dNSName));
+        break;
+      case GEN_IPADD:
+        sans.ip.push_back(ip_to_string(gn->d.iPAddress));
+        break;
+      case GEN_URI:
+        sans.uri.push_back(asn1_string(gn->d.uniformResourceIdentifier));
+        break;
+      case GEN_EMAIL:
+        sans.email.push_back(asn1_string(gn->d.rfc822Name));
+        break;
+      default:
+        break;
     }
   }
   return sans;
@@ -120,12 +129,24 @@ KeyInfo read_key(X509* cert) {
   }
   info.bits = EVP_PKEY_get_bits(key);
   switch (EVP_PKEY_get_base_id(key)) {
-    case EVP_PKEY_RSA: info.type = "RSA"; break;
-    case EVP_PKEY_RSA_PSS: info.type = "RSA-PSS"; break;
-    case EVP_PKEY_EC: info.type = "EC"; break;
-    case EVP_PKEY_ED25519: info.type = "Ed25519"; break;
-    case EVP_PKEY_ED448: info.type = "Ed448"; break;
-    case EVP_PKEY_DSA: info.type = "DSA"; break;
+    case EVP_PKEY_RSA:
+      info.type = "RSA";
+      break;
+    case EVP_PKEY_RSA_PSS:
+      info.type = "RSA-PSS";
+      break;
+    case EVP_PKEY_EC:
+      info.type = "EC";
+      break;
+    case EVP_PKEY_ED25519:
+      info.type = "Ed25519";
+      break;
+    case EVP_PKEY_ED448:
+      info.type = "Ed448";
+      break;
+    case EVP_PKEY_DSA:
+      info.type = "DSA";
+      break;
     default: {
       const char* name = EVP_PKEY_get0_type_name(key);
       info.type = name != nullptr ? name : "unknown";
@@ -156,8 +177,8 @@ std::string spki_pin(X509* cert) {
   if (len <= 0) return {};
   std::array<unsigned char, 32> hash{};
   unsigned int hash_len = 0;
-  const int ok = EVP_Digest(der, static_cast<std::size_t>(len), hash.data(), &hash_len,
-                            EVP_sha256(), nullptr);
+  const int ok =
+      EVP_Digest(der, static_cast<std::size_t>(len), hash.data(), &hash_len, EVP_sha256(), nullptr);
   OPENSSL_free(der);
   return ok == 1 ? base64(hash.data(), hash_len) : std::string{};
 }

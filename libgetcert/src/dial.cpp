@@ -32,7 +32,8 @@ UniqueFd::~UniqueFd() {
 
 int millis_until(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, std::int64_t{24} * 3600 * 1000));
+  return static_cast<int>(
+      std::clamp<std::int64_t>(left.count(), 0, std::int64_t{24} * 3600 * 1000));
 }
 
 namespace {
@@ -58,8 +59,8 @@ std::string seconds_text(std::chrono::milliseconds ms) {
   return std::to_string(count) + " ms";
 }
 
-Result<AddrinfoPtr> resolve(const std::string& host, std::uint16_t port,
-                            Clock::time_point deadline, std::chrono::milliseconds budget) {
+Result<AddrinfoPtr> resolve(const std::string& host, std::uint16_t port, Clock::time_point deadline,
+                            std::chrono::milliseconds budget) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -92,8 +93,8 @@ Result<AddrinfoPtr> resolve(const std::string& host, std::uint16_t port,
   if (lookup->rc != 0) {
     const bool unknown = lookup->rc == EAI_NONAME || lookup->rc == EAI_NODATA;
     return fail(Errc::resolve_failed,
-                "cannot resolve '" + host + "': " +
-                    (unknown ? std::string("no such host") : gai_strerror(lookup->rc)) +
+                "cannot resolve '" + host +
+                    "': " + (unknown ? std::string("no such host") : gai_strerror(lookup->rc)) +
                     " (check the name, or your DNS)");
   }
   return std::move(lookup->result);
@@ -110,8 +111,8 @@ std::string numeric_address(const addrinfo* ai) {
 
 // One attempt; returns 0 on success, else an errno value (ETIMEDOUT when the wait ran out).
 int connect_one(const addrinfo* ai, Clock::time_point until, UniqueFd& out) {
-  UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                       ai->ai_protocol));
+  UniqueFd fd(
+      ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol));
   if (fd.get() < 0) return errno;
   if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
     if (errno != EINPROGRESS) return errno;
@@ -156,7 +157,8 @@ Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::
   }
   if (Clock::now() >= deadline) {
     return fail(Errc::timeout, "connecting to " + target + " timed out after " +
-                                   seconds_text(budget) + (tried.empty() ? "" : " (" + tried + ")"));
+                                   seconds_text(budget) +
+                                   (tried.empty() ? "" : " (" + tried + ")"));
   }
   if (any_timeout) {
     return fail(Errc::timeout, "connecting to " + target + " timed out (" + tried +

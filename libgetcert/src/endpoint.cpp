@@ -35,8 +35,9 @@ Result<std::uint16_t> parse_port(std::string_view text, std::string_view whole) 
                 "invalid port '" + std::string(text) + "' in '" + std::string(whole) + "'");
   }
   if (value < 1 || value > 65535) {
-    return fail(Errc::invalid_argument,
-                "port " + std::string(text) + " is out of range 1-65535 in '" + std::string(whole) + "'");
+    return fail(
+        Errc::invalid_argument,
+        "port " + std::string(text) + " is out of range 1-65535 in '" + std::string(whole) + "'");
   }
   return static_cast<std::uint16_t>(value);
 }
@@ -75,10 +76,13 @@ Result<std::string> normalize_hostname(std::string_view name) {
   } else {
     char* converted = nullptr;
     const std::string input(name);
-    const int rc = idn2_to_ascii_8z(input.c_str(), &converted, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
+    const int rc =
+        idn2_to_ascii_8z(input.c_str(), &converted, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
     if (rc != IDN2_OK) {
-      return fail(Errc::invalid_argument, "'" + input + "' is not a valid internationalised "
-                                          "domain name: " + idn2_strerror(rc));
+      return fail(Errc::invalid_argument, "'" + input +
+                                              "' is not a valid internationalised "
+                                              "domain name: " +
+                                              idn2_strerror(rc));
     }
     out = converted;
     idn2_free(converted);
@@ -118,9 +122,9 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
     const auto* known = std::find_if(kTlsSchemes.begin(), kTlsSchemes.end(),
                                      [&](const SchemePort& s) { return s.scheme == scheme; });
     if (known == kTlsSchemes.end()) {
-      return fail(Errc::invalid_argument,
-                  "unsupported URL scheme '" + scheme + "://' in '" + std::string(whole) +
-                      "' (use https://, or HOST:PORT)");
+      return fail(Errc::invalid_argument, "unsupported URL scheme '" + scheme + "://' in '" +
+                                              std::string(whole) +
+                                              "' (use https://, or HOST:PORT)");
     }
     ep.port = known->port;
     text.remove_prefix(sep + 3);
@@ -138,8 +142,8 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
     const std::string_view rest = text.substr(close + 1);
     if (!rest.empty()) {
       if (rest.front() != ':') {
-        return fail(Errc::invalid_argument,
-                    "unexpected '" + std::string(rest) + "' after ']' in '" + std::string(whole) + "'");
+        return fail(Errc::invalid_argument, "unexpected '" + std::string(rest) +
+                                                "' after ']' in '" + std::string(whole) + "'");
       }
       auto port = parse_port(rest.substr(1), whole);
       if (!port) return tl::unexpected(port.error());
@@ -152,8 +156,8 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
   } else if (std::count(text.begin(), text.end(), ':') > 1) {
     // Several colons without brackets: only a bare IPv6 address makes sense.
     if (!is_ip_literal(text)) {
-      return fail(Errc::invalid_argument, "'" + std::string(whole) +
-                                              "' is not a valid IPv6 address (write [ADDR]:PORT)");
+      return fail(Errc::invalid_argument,
+                  "'" + std::string(whole) + "' is not a valid IPv6 address (write [ADDR]:PORT)");
     }
     host = text;
   } else {

@@ -68,8 +68,8 @@ Error classify_handshake_failure(int ssl_error, int saved_errno, const PeerBytes
             openssl_detail};
   }
   if (ssl_error == SSL_ERROR_SYSCALL && saved_errno == ECONNRESET) {
-    return {Errc::tls_handshake_failed,
-            target + " reset the connection during the TLS handshake", openssl_detail};
+    return {Errc::tls_handshake_failed, target + " reset the connection during the TLS handshake",
+            openssl_detail};
   }
   const bool eof = ssl_error == SSL_ERROR_ZERO_RETURN ||
                    (ssl_error == SSL_ERROR_SYSCALL && saved_errno == 0) ||
@@ -186,8 +186,7 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
   BIO_set_callback_ex(bio, record_peer_bytes);
   BIO_set_callback_arg(bio, reinterpret_cast<char*>(&peer));
   SSL_set_bio(ssl.get(), bio, bio);  // ssl owns bio from here
-  if (!result.target.sni.empty() &&
-      !detail::set_sni(ssl.get(), result.target.sni.c_str())) {
+  if (!result.target.sni.empty() && !detail::set_sni(ssl.get(), result.target.sni.c_str())) {
     return fail(Errc::invalid_argument, "cannot send server name '" + result.target.sni + "'",
                 detail::drain_errors());
   }
@@ -243,12 +242,13 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
   detail::clear_errors();
 
   if (result.presented_chain.empty()) {
-    return fail(Errc::tls_handshake_failed, target + " completed the handshake without a "
-                                                     "certificate (anonymous or PSK cipher suite)");
+    return fail(Errc::tls_handshake_failed, target +
+                                                " completed the handshake without a "
+                                                "certificate (anonymous or PSK cipher suite)");
   }
   VerifyOptions verify;
-  verify.name = options.verify_name.value_or(
-      !result.target.sni.empty() ? result.target.sni : endpoint.host);
+  verify.name =
+      options.verify_name.value_or(!result.target.sni.empty() ? result.target.sni : endpoint.host);
   verify.at_time = options.at_time;
   verify.purpose = options.purpose;
   verify.fetch_missing = options.fetch_missing;

@@ -29,9 +29,11 @@ Result<std::vector<std::uint8_t>> read_body(BIO* body) {
 Error transfer_error(const std::string& verb, const std::string& url,
                      std::chrono::milliseconds timeout) {
   const std::string detail = drain_errors();
-  if (detail.find("timeout") != std::string::npos || detail.find("timed out") != std::string::npos) {
-    return {Errc::timeout, verb + " " + url + " timed out after " +
-                               std::to_string(whole_seconds(timeout)) + " s", detail};
+  if (detail.find("timeout") != std::string::npos ||
+      detail.find("timed out") != std::string::npos) {
+    return {Errc::timeout,
+            verb + " " + url + " timed out after " + std::to_string(whole_seconds(timeout)) + " s",
+            detail};
   }
   if (detail.find("connect") != std::string::npos) {
     return {Errc::connect_failed, "cannot connect to " + url, detail};
@@ -84,9 +86,8 @@ Result<std::vector<std::uint8_t>> http_get(const std::string& url,
   if (!conn) return tl::unexpected(conn.error());
   clear_errors();
   BioPtr sock(BIO_new_socket(conn->fd.get(), BIO_NOCLOSE));
-  BioPtr body(OSSL_HTTP_get(url.c_str(), nullptr, nullptr, sock.get(), sock.get(), nullptr,
-                            nullptr, 0, nullptr, nullptr, 0, kMaxHttpBody,
-                            whole_seconds(timeout)));
+  BioPtr body(OSSL_HTTP_get(url.c_str(), nullptr, nullptr, sock.get(), sock.get(), nullptr, nullptr,
+                            0, nullptr, nullptr, 0, kMaxHttpBody, whole_seconds(timeout)));
   if (!body) return tl::unexpected(transfer_error("GET", url, timeout));
   return read_body(body.get());
 }
@@ -101,11 +102,10 @@ Result<std::vector<std::uint8_t>> http_post(const std::string& url, const std::s
   clear_errors();
   BioPtr sock(BIO_new_socket(conn->fd.get(), BIO_NOCLOSE));
   BioPtr request(BIO_new_mem_buf(body.data(), static_cast<int>(body.size())));
-  BioPtr response(OSSL_HTTP_transfer(nullptr, parsed->host.c_str(), parsed->port.c_str(),
-                                     parsed->path.c_str(), 0, nullptr, nullptr, sock.get(),
-                                     sock.get(), nullptr, nullptr, 0, nullptr,
-                                     content_type.c_str(), request.get(), nullptr, 0, kMaxHttpBody,
-                                     whole_seconds(timeout), 0));
+  BioPtr response(OSSL_HTTP_transfer(
+      nullptr, parsed->host.c_str(), parsed->port.c_str(), parsed->path.c_str(), 0, nullptr,
+      nullptr, sock.get(), sock.get(), nullptr, nullptr, 0, nullptr, content_type.c_str(),
+      request.get(), nullptr, 0, kMaxHttpBody, whole_seconds(timeout), 0));
   if (!response) return tl::unexpected(transfer_error("POST", url, timeout));
   return read_body(response.get());
 }

@@ -78,7 +78,8 @@ RevocationCheck check_crl(int depth, const std::string& url, const RevocationCon
   X509* cert = sk_X509_value(ctx.chain, depth);
   X509* issuer = sk_X509_value(ctx.chain, depth + 1);
   if (X509_NAME_cmp(X509_CRL_get_issuer(crl.get()), X509_get_subject_name(issuer)) != 0) {
-    return failed(r, "the CRL at " + url + " was issued by someone else than the certificate's issuer");
+    return failed(
+        r, "the CRL at " + url + " was issued by someone else than the certificate's issuer");
   }
   if (X509_CRL_verify(crl.get(), X509_get0_pubkey(issuer)) != 1) {
     clear_errors();
@@ -125,7 +126,8 @@ RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int de
   if (!resp) return failed(r, "the OCSP response is not valid DER");
   const int rs = OCSP_response_status(resp.get());
   if (rs != OCSP_RESPONSE_STATUS_SUCCESSFUL) {
-    return failed(r, std::string("the OCSP responder answered '") + OCSP_response_status_str(rs) + "'");
+    return failed(
+        r, std::string("the OCSP responder answered '") + OCSP_response_status_str(rs) + "'");
   }
   OcspBasicRespPtr basic(OCSP_response_get1_basic(resp.get()));
   if (!basic) return failed(r, "the OCSP response has no basic response");
@@ -157,13 +159,17 @@ RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int de
     return failed(r, "the OCSP response is outside its validity period (stale or from the future)");
   }
   switch (status) {
-    case V_OCSP_CERTSTATUS_GOOD: r.status = "good"; break;
+    case V_OCSP_CERTSTATUS_GOOD:
+      r.status = "good";
+      break;
     case V_OCSP_CERTSTATUS_REVOKED:
       r.status = "revoked";
       if (revoked_at != nullptr) r.revoked_at = asn1_time_to_epoch(revoked_at);
       r.detail = reason_text(reason);
       break;
-    default: r.status = "unknown"; r.detail = "the responder does not know this certificate";
+    default:
+      r.status = "unknown";
+      r.detail = "the responder does not know this certificate";
   }
   return r;
 }
@@ -190,9 +196,10 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
       const std::vector<std::uint8_t> body(der, der + len);
       OPENSSL_free(der);
       auto answer = http_post(url, "application/ocsp-request", body, ctx.timeout);
-      RevocationCheck r = answer ? check_ocsp_response(*answer, depth, ctx, "ocsp", url)
-                                 : failed(RevocationCheck{depth, "ocsp", url, "", "", {}, {}, {}, {}},
-                                          answer.error().message);
+      RevocationCheck r = answer
+                              ? check_ocsp_response(*answer, depth, ctx, "ocsp", url)
+                              : failed(RevocationCheck{depth, "ocsp", url, "", "", {}, {}, {}, {}},
+                                       answer.error().message);
       if (r.status != "error") return r;
       last = r;
     }

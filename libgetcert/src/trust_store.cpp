@@ -14,8 +14,8 @@ namespace {
 Result<void> check_readable(const std::string& path, bool want_dir, const char* what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    return fail(Errc::io_error, std::string("cannot read ") + what + " '" + path +
-                                    "': " + std::strerror(errno));
+    return fail(Errc::io_error,
+                std::string("cannot read ") + what + " '" + path + "': " + std::strerror(errno));
   }
   if (want_dir != S_ISDIR(st.st_mode)) {
     return fail(Errc::io_error, std::string(what) + " '" + path + "' is " +
@@ -77,8 +77,7 @@ Result<TrustStore> load_trust_store(const TrustOptions& options) {
     const std::string dir = env_dir != nullptr ? env_dir : X509_get_default_cert_dir();
     const std::string file = env_file != nullptr ? env_file : X509_get_default_cert_file();
     std::string used;
-    if (has_hash_links(dir.c_str()) &&
-        X509_STORE_load_path(out.store.get(), dir.c_str()) == 1) {
+    if (has_hash_links(dir.c_str()) && X509_STORE_load_path(out.store.get(), dir.c_str()) == 1) {
       used = dir;
     }
     struct stat st {};

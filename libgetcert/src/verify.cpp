@@ -83,8 +83,8 @@ VerifyProblem describe(const RawProblem& raw, const std::vector<Certificate>& pr
                    " and it is not in the trust store";
       } else {
         p.code = "unknown_issuer";
-        p.reason = "unable to get local issuer: " + issuer +
-                   " (issuer of " + who + ") is not in the trust store";
+        p.reason = "unable to get local issuer: " + issuer + " (issuer of " + who +
+                   ") is not in the trust store";
       }
       break;
     case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
@@ -158,10 +158,9 @@ std::optional<VerifyProblem> check_name(X509* leaf, const Certificate& model,
                (model.sans.dns.empty() ? ")" : "; DNS names: " + list_names(model.sans.dns) + ")");
   } else {
     p.code = "hostname_mismatch";
-    const std::string names =
-        !model.sans.dns.empty() ? list_names(model.sans.dns)
-        : !model.subject_cn.empty() ? model.subject_cn + " (CN)"
-                                    : "no DNS name";
+    const std::string names = !model.sans.dns.empty()     ? list_names(model.sans.dns)
+                              : !model.subject_cn.empty() ? model.subject_cn + " (CN)"
+                                                          : "no DNS name";
     p.reason = "name mismatch: certificate is for " + names + ", not " + name;
   }
   return p;
@@ -169,9 +168,12 @@ std::optional<VerifyProblem> check_name(X509* leaf, const Certificate& model,
 
 int openssl_purpose(Purpose purpose) {
   switch (purpose) {
-    case Purpose::server: return X509_PURPOSE_SSL_SERVER;
-    case Purpose::client: return X509_PURPOSE_SSL_CLIENT;
-    case Purpose::any: return 0;
+    case Purpose::server:
+      return X509_PURPOSE_SSL_SERVER;
+    case Purpose::client:
+      return X509_PURPOSE_SSL_CLIENT;
+    case Purpose::any:
+      return 0;
   }
   return 0;
 }
@@ -221,8 +223,7 @@ bool same_certificate(const Certificate& a, const Certificate& b) {
 }
 
 // Downloads missing issuers by following CA Issuers URLs upward from where the path broke.
-std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
-                                               const VerifyOptions& options,
+std::vector<Certificate> fetch_missing_issuers(const PathResult& path, const VerifyOptions& options,
                                                std::vector<std::string>& notes) {
   std::vector<Certificate> fetched;
   constexpr int kMaxDownloads = 4;
@@ -239,8 +240,8 @@ std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
     for (const auto& url : current.ca_issuers_urls) {
       auto got = detail::download_issuers(url, options.network_timeout);
       if (!got) {
-        notes.push_back("fetching the issuer of '" + current.display_name() + "' failed: " +
-                        got.error().message);
+        notes.push_back("fetching the issuer of '" + current.display_name() +
+                        "' failed: " + got.error().message);
         continue;
       }
       for (auto& c : *got) {
@@ -294,7 +295,8 @@ void check_revocation_evidence(Verification& v, const VerifyOptions& options, X5
   if (n < 2) return;
   const detail::RevocationContext ctx{store, chain, now, options.network_timeout};
   if (!options.ocsp_staple.empty()) {
-    v.revocation.push_back(detail::check_ocsp_response(options.ocsp_staple, 0, ctx, "ocsp-staple", ""));
+    v.revocation.push_back(
+        detail::check_ocsp_response(options.ocsp_staple, 0, ctx, "ocsp-staple", ""));
   }
   if (options.check_revocation) {
     for (int depth = 0; depth + 1 < n; ++depth) {
@@ -313,7 +315,8 @@ void check_revocation_evidence(Verification& v, const VerifyOptions& options, X5
                               (r.revoked_at ? " since " + format_utc(*r.revoked_at) : "") +
                               (r.detail.empty() ? "" : " (reason: " + r.detail + ")")});
     } else if (r.status == "error" && r.source == "ocsp-staple") {
-      v.errors.push_back({r.depth, "bad_ocsp_staple", "stapled OCSP response rejected: " + r.detail});
+      v.errors.push_back(
+          {r.depth, "bad_ocsp_staple", "stapled OCSP response rejected: " + r.detail});
     } else if (r.status == "error" || r.status == "unknown") {
       const std::string text = via + " for " + who + ": " + r.detail;
       if (options.require_revocation) {
@@ -363,12 +366,13 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   v.trust_store = trust.description;
 
   // Where the server left a gap, say so plainly; optionally complete it as a browser would.
-  const auto gap = std::find_if(path->problems.begin(), path->problems.end(), [&](const RawProblem& p) {
-    if (!is_issuer_problem(p.code) || !p.cert) return false;
-    auto c = certificate_from_x509(p.cert.get());
-    return c && !c->self_signed && !name_in_presented(c->issuer, presented) &&
-           !c->ca_issuers_urls.empty();
-  });
+  const auto gap =
+      std::find_if(path->problems.begin(), path->problems.end(), [&](const RawProblem& p) {
+        if (!is_issuer_problem(p.code) || !p.cert) return false;
+        auto c = certificate_from_x509(p.cert.get());
+        return c && !c->self_signed && !name_in_presented(c->issuer, presented) &&
+               !c->ca_issuers_urls.empty();
+      });
   bool completed = false;
   std::optional<VerifyProblem> gap_problem;
   if (gap != path->problems.end()) {
@@ -427,8 +431,8 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
       const auto& c = v.verified_chain[i];
       const auto same = [&](const Certificate& p) { return same_certificate(p, c); };
       const bool sent = std::any_of(presented.begin(), presented.end(), same);
-      const bool downloaded = std::any_of(v.fetched_intermediates.begin(),
-                                          v.fetched_intermediates.end(), same);
+      const bool downloaded =
+          std::any_of(v.fetched_intermediates.begin(), v.fetched_intermediates.end(), same);
       if (!sent && !downloaded) {
         from_store = true;
         v.errors.push_back({static_cast<int>(i), "missing_intermediate",
@@ -449,9 +453,9 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   if (!options.pins.empty()) {
     const auto& candidates = v.verified_chain.empty() ? presented : v.verified_chain;
     if (!pin_matches(options.pins, candidates)) {
-      v.errors.push_back({0, "pin_mismatch",
-                          "no certificate in the chain matches the pinned key(s) " +
-                              list_names(options.pins)});
+      v.errors.push_back(
+          {0, "pin_mismatch",
+           "no certificate in the chain matches the pinned key(s) " + list_names(options.pins)});
     }
   }
   if (v.trusted) check_revocation_evidence(v, options, trust.store.get(), path->chain.get(), now);

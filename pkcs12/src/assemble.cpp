@@ -1,6 +1,7 @@
 // Identity assembly: private key -> leaf by public key, leaf -> root by issuer name and
 // signature, whatever order (or file) the producer put them in.
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -31,10 +32,9 @@ std::set<std::string> local_key_ids(const BagAttributes& attrs) {
 
 bool shares_local_key_id(const BagAttributes& a, const BagAttributes& b) {
   const auto ids_a = local_key_ids(a);
-  for (const auto& id : local_key_ids(b)) {
-    if (ids_a.count(id) != 0) return true;
-  }
-  return false;
+  const auto ids_b = local_key_ids(b);
+  return std::any_of(ids_b.begin(), ids_b.end(),
+                     [&](const auto& id) { return ids_a.contains(id); });
 }
 
 // The leaf for a key: certificates carrying the same public key; localKeyId breaks ties (several
@@ -63,7 +63,7 @@ std::optional<std::size_t> find_issuer(std::size_t subject, const std::vector<Fo
   X509* child = certs[subject].x509.get();
   std::optional<std::size_t> name_only;
   for (std::size_t i = 0; i < certs.size(); ++i) {
-    if (visited.count(i) != 0) continue;
+    if (visited.contains(i)) continue;
     X509* cand = certs[i].x509.get();
     if (X509_NAME_cmp(X509_get_subject_name(cand), X509_get_issuer_name(child)) != 0) continue;
     EVP_PKEY* pub = X509_get0_pubkey(cand);

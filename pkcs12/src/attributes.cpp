@@ -42,7 +42,8 @@ std::string format_attribute_value(const Element& value) {
       auto text = oid(value, "attribute");
       return text ? describe_oid(*text) : hex(value.encoding);
     }
-    case kTagNull: return "NULL";
+    case kTagNull:
+      return "NULL";
     case kTagBoolean:
       return value.content.size() == 1 ? (value.content[0] != 0 ? "true" : "false")
                                        : hex(value.encoding);
@@ -50,7 +51,8 @@ std::string format_attribute_value(const Element& value) {
       auto v = small_uint(value, "attribute");
       return v ? std::to_string(*v) : hex(value.content);
     }
-    default: return hex(value.encoding);
+    default:
+      return hex(value.encoding);
   }
 }
 

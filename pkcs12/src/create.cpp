@@ -2,6 +2,7 @@
 // algorithms (OpenSSL's defaults differ between versions and would leave a SHA-1 MAC).
 
 #include <openssl/pem.h>
+#include <algorithm>
 
 #include <climits>
 #include <cstring>
@@ -30,7 +31,8 @@ int passphrase_callback(char* buf, int size, int /*rwflag*/, void* user) {
   const auto* pass = static_cast<const std::string*>(user);
   if (pass == nullptr || size <= 0) return -1;
   const std::size_t len = std::min(pass->size(), static_cast<std::size_t>(size));
-  std::memcpy(buf, pass->data(), len);
+  // OpenSSL takes the length from the return value; buf needs no terminator.
+  std::copy_n(pass->data(), len, buf);
   return static_cast<int>(len);
 }
 

@@ -150,7 +150,7 @@ Result<std::optional<SecureBytes>> decrypt(const EVP_CIPHER* cipher, Bytes key, 
     clear_errors();
     return std::optional<SecureBytes>{};
   }
-  out.resize(static_cast<std::size_t>(len1 + len2));
+  out.resize(static_cast<std::size_t>(len1) + static_cast<std::size_t>(len2));
   return std::optional<SecureBytes>{std::move(out)};
 }
 

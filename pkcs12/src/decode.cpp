@@ -452,10 +452,14 @@ Result<Bundle> decode(const std::vector<std::uint8_t>& pfx, const DecodeOptions&
 
 std::string_view to_string(PasswordKind kind) noexcept {
   switch (kind) {
-    case PasswordKind::unused: return "unused";
-    case PasswordKind::given: return "given";
-    case PasswordKind::empty: return "empty";
-    case PasswordKind::absent: return "absent";
+    case PasswordKind::unused:
+      return "unused";
+    case PasswordKind::given:
+      return "given";
+    case PasswordKind::empty:
+      return "empty";
+    case PasswordKind::absent:
+      return "absent";
   }
   return "unused";
 }

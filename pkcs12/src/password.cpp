@@ -61,7 +61,7 @@ void append_utf8(std::string& out, char32_t cp) {
   }
 }
 
-SecureBytes bytes_of(std::string_view s) { return SecureBytes(s.begin(), s.end()); }
+SecureBytes bytes_of(std::string_view s) { return {s.begin(), s.end()}; }
 
 // Each byte taken as one ISO-8859-1 character: OpenSSL's "old broken" BMP conversion and what
 // producers that ignore UTF-8 did.
@@ -98,9 +98,9 @@ std::string bmp_to_utf8(const std::vector<std::uint8_t>& bmp) {
   std::string out;
   const std::size_t units = bmp.size() / 2;
   for (std::size_t i = 0; i < units; ++i) {
-    const char32_t u = static_cast<char32_t>((bmp[2 * i] << 8) | bmp[2 * i + 1]);
+    const auto u = static_cast<char32_t>((bmp[2 * i] << 8) | bmp[2 * i + 1]);
     if (u >= 0xD800 && u <= 0xDBFF && i + 1 < units) {
-      const char32_t lo = static_cast<char32_t>((bmp[2 * i + 2] << 8) | bmp[2 * i + 3]);
+      const auto lo = static_cast<char32_t>((bmp[2 * i + 2] << 8) | bmp[2 * i + 3]);
       if (lo >= 0xDC00 && lo <= 0xDFFF) {
         append_utf8(out, 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00));
         ++i;

@@ -27,15 +27,33 @@ KeyInfo key_info(const EVP_PKEY* key) {
   KeyInfo info;
   info.bits = EVP_PKEY_get_bits(key);
   switch (EVP_PKEY_get_base_id(key)) {
-    case EVP_PKEY_RSA: info.type = "RSA"; break;
-    case EVP_PKEY_RSA_PSS: info.type = "RSA-PSS"; break;
-    case EVP_PKEY_EC: info.type = "EC"; break;
-    case EVP_PKEY_ED25519: info.type = "Ed25519"; break;
-    case EVP_PKEY_ED448: info.type = "Ed448"; break;
-    case EVP_PKEY_X25519: info.type = "X25519"; break;
-    case EVP_PKEY_X448: info.type = "X448"; break;
-    case EVP_PKEY_DSA: info.type = "DSA"; break;
-    case EVP_PKEY_DH: info.type = "DH"; break;
+    case EVP_PKEY_RSA:
+      info.type = "RSA";
+      break;
+    case EVP_PKEY_RSA_PSS:
+      info.type = "RSA-PSS";
+      break;
+    case EVP_PKEY_EC:
+      info.type = "EC";
+      break;
+    case EVP_PKEY_ED25519:
+      info.type = "Ed25519";
+      break;
+    case EVP_PKEY_ED448:
+      info.type = "Ed448";
+      break;
+    case EVP_PKEY_X25519:
+      info.type = "X25519";
+      break;
+    case EVP_PKEY_X448:
+      info.type = "X448";
+      break;
+    case EVP_PKEY_DSA:
+      info.type = "DSA";
+      break;
+    case EVP_PKEY_DH:
+      info.type = "DH";
+      break;
     default: {
       const char* name = EVP_PKEY_get0_type_name(key);
       info.type = name != nullptr ? name : "unknown";

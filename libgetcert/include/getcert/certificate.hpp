@@ -27,23 +27,23 @@ struct SubjectAltNames {
 struct Certificate {
   std::vector<std::uint8_t> der;  // exact bytes as received or read
 
-  std::string subject;            // RFC 2253 form, e.g. "CN=example.com,O=Example"
+  std::string subject;  // RFC 2253 form, e.g. "CN=example.com,O=Example"
   std::string issuer;
-  std::string subject_cn;         // first commonName, empty if none
+  std::string subject_cn;  // first commonName, empty if none
   std::string issuer_cn;
-  std::string serial;             // uppercase hex, no separators
-  std::int64_t not_before = 0;    // seconds since the Unix epoch, UTC
+  std::string serial;           // uppercase hex, no separators
+  std::int64_t not_before = 0;  // seconds since the Unix epoch, UTC
   std::int64_t not_after = 0;
   SubjectAltNames sans;
   KeyInfo key;
   std::string signature_algorithm;  // e.g. "sha256WithRSAEncryption", "ED25519"
   bool is_ca = false;
-  bool self_signed = false;         // subject == issuer and the signature verifies with its own key
+  bool self_signed = false;  // subject == issuer and the signature verifies with its own key
   std::vector<std::string> ca_issuers_urls;  // AIA "CA Issuers" URLs
   std::vector<std::string> ocsp_urls;        // AIA OCSP responder URLs
-  std::string sha256;               // hex fingerprint of the DER, uppercase, no separators
+  std::string sha256;                        // hex fingerprint of the DER, uppercase, no separators
   std::string sha1;
-  std::string spki_sha256;          // base64 SHA-256 of the SubjectPublicKeyInfo (HPKP-style pin)
+  std::string spki_sha256;  // base64 SHA-256 of the SubjectPublicKeyInfo (HPKP-style pin)
 
   // PEM text ("-----BEGIN CERTIFICATE-----\n...") of der.
   std::string pem() const;

@@ -31,10 +31,10 @@ struct FetchOptions {
   std::optional<std::string> verify_name;           // name to check; default: SNI or host
   std::optional<std::int64_t> at_time;              // verify as of this time
   Purpose purpose = Purpose::server;
-  bool fetch_missing = true;        // complete a chain the server sent incomplete via AIA
-  bool check_revocation = false;    // query OCSP responders / CRLs (see VerifyOptions)
+  bool fetch_missing = true;      // complete a chain the server sent incomplete via AIA
+  bool check_revocation = false;  // query OCSP responders / CRLs (see VerifyOptions)
   bool require_revocation = false;
-  std::vector<std::string> pins;    // "sha256/BASE64" SPKI pins
+  std::vector<std::string> pins;  // "sha256/BASE64" SPKI pins
 };
 
 struct Target {

@@ -67,7 +67,7 @@ struct RevocationCheck {
 };
 
 struct Verification {
-  bool ok = false;           // valid: trusted, name ok, complete chain, pins, not revoked
+  bool ok = false;  // valid: trusted, name ok, complete chain, pins, not revoked
   // "valid"; "valid_only_with_aia_fetch" (complete only with an intermediate downloaded from
   // the AIA URL, as browsers do; most non-browser clients fail); "incomplete_chain" (an
   // intermediate the server did not send was taken from the local trust store); "invalid".
@@ -75,11 +75,11 @@ struct Verification {
   bool hostname_ok = false;  // leaf matches the name (true when no name was asked for)
   bool trusted = false;      // chain builds to a trust anchor with no chain errors
   std::vector<VerifyProblem> errors;
-  std::string trust_store;   // what was trusted: "system (/etc/ssl/certs)", "file:ca.pem", ...
-  std::vector<Certificate> verified_chain;  // leaf .. trust anchor; empty unless trusted
+  std::string trust_store;  // what was trusted: "system (/etc/ssl/certs)", "file:ca.pem", ...
+  std::vector<Certificate> verified_chain;         // leaf .. trust anchor; empty unless trusted
   std::vector<Certificate> fetched_intermediates;  // downloaded via AIA (fetch_missing)
-  std::vector<RevocationCheck> revocation;        // staple first, then online checks
-  std::vector<std::string> warnings;              // problems that do not fail verification
+  std::vector<RevocationCheck> revocation;         // staple first, then online checks
+  std::vector<std::string> warnings;               // problems that do not fail verification
 };
 
 // Verifies `presented` (leaf first; the rest are untrusted helpers in any order).

@@ -25,9 +25,9 @@ struct Deleter {
   void operator()(T* p) const noexcept { Free(p); }
 };
 
-// NOLINTNEXTLINE(bugprone-macro-parentheses): Name and T are a type alias and a type.
+// Name and T are a type alias and a type, which parentheses would break.
 #define GETCERT_OSSL_PTR(Name, T, FreeFn) \
-  using Name = std::unique_ptr<T, Deleter<T, &(FreeFn)>>
+  using Name = std::unique_ptr<T, Deleter<T, &(FreeFn)>>  // NOLINT(bugprone-macro-parentheses)
 
 inline void free_x509_stack(STACK_OF(X509) * s) { sk_X509_pop_free(s, X509_free); }
 inline void free_x509_stack_only(STACK_OF(X509) * s) { sk_X509_free(s); }
@@ -79,7 +79,9 @@ inline void clear_errors() noexcept { ERR_clear_error(); }
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 inline bool set_sni(SSL* ssl, const char* name) { return SSL_set_tlsext_host_name(ssl, name) == 1; }
-inline void request_ocsp_staple(SSL* ssl) { SSL_set_tlsext_status_type(ssl, TLSEXT_STATUSTYPE_ocsp); }
+inline void request_ocsp_staple(SSL* ssl) {
+  SSL_set_tlsext_status_type(ssl, TLSEXT_STATUSTYPE_ocsp);
+}
 inline long get_ocsp_staple(SSL* ssl, const unsigned char** out) {
   unsigned char* p = nullptr;
   const long len = SSL_get_tlsext_status_ocsp_resp(ssl, &p);

@@ -12,8 +12,8 @@
 namespace getcert::detail {
 
 struct RevocationContext {
-  X509_STORE* store;           // trust anchors (borrowed)
-  STACK_OF(X509) * chain;      // the verified chain, leaf first (borrowed)
+  X509_STORE* store;       // trust anchors (borrowed)
+  STACK_OF(X509) * chain;  // the verified chain, leaf first (borrowed)
   std::int64_t now;
   std::chrono::milliseconds timeout;
 };

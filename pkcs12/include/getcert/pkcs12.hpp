@@ -63,7 +63,7 @@ inline constexpr std::uint64_t kDefaultMaxIterations = 10'000'000;
 
 // Largest input decode() accepts (limit_exceeded above it). Real files are at most a few MiB,
 // even trust stores with thousands of certificates.
-inline constexpr std::size_t kMaxInputSize = 64 * 1024 * 1024;
+inline constexpr std::size_t kMaxInputSize = std::size_t{64} * 1024 * 1024;
 
 // Cap on nested SafeContents bags (safeContentsBag inside safeContentsBag ...). Real files nest
 // at most once or twice.
