@@ -36,6 +36,12 @@ Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const st
   if (!bundle) {
     Error e = bundle.error();
     e.message = name + ": " + e.message;
+    // The library names its own knob; on the command line it is a flag.
+    if (const auto knob = e.message.find("raise DecodeOptions::max_iterations");
+        knob != std::string::npos) {
+      e.message.replace(knob, std::string("raise DecodeOptions::max_iterations").size(),
+                        "use --max-iterations N");
+    }
     if (e.code == Errc::wrong_password && !*password) {
       e.message +=
           "; the file needs a password: give --password-file, --password-env or "
