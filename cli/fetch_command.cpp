@@ -34,7 +34,21 @@ struct FetchArgs {
   Format format = Format::pem;
   std::string out_dir;
   bool force = false;
+  StartTls starttls = StartTls::none;
 };
+
+// Default port of each STARTTLS protocol, used when the target names none.
+std::uint16_t default_port(StartTls protocol) {
+  switch (protocol) {
+    case StartTls::smtp: return 25;
+    case StartTls::imap: return 143;
+    case StartTls::pop3: return 110;
+    case StartTls::ftp: return 21;
+    case StartTls::postgres: return 5432;
+    case StartTls::none: break;
+  }
+  return 443;
+}
 
 std::vector<std::string> split_commas(const std::string& list) {
   std::vector<std::string> out;
@@ -129,6 +143,15 @@ class FetchCommand final : public Command {
     cmd->add_option("--sni", args_.sni, "Server name to send (default: the host, never an IP)");
     cmd->add_flag("--no-sni", args_.no_sni, "Send no server name")->excludes("--sni");
     cmd->add_option("--alpn", args_.alpn, "Offer ALPN protocols, e.g. h2,http/1.1");
+    with_choices(cmd->add_option("--starttls", args_.starttls,
+                                 "Speak this protocol in plain text first, then switch to TLS "
+                                 "(default port: smtp 25, imap 143, pop3 110, ftp 21, "
+                                 "postgres 5432)"),
+                 std::map<std::string, StartTls>{{"smtp", StartTls::smtp},
+                                                 {"imap", StartTls::imap},
+                                                 {"pop3", StartTls::pop3},
+                                                 {"ftp", StartTls::ftp},
+                                                 {"postgres", StartTls::postgres}});
     add_verify_options(cmd, args_.verify, /*online=*/true);
     cmd->add_flag("-k,--insecure", args_.insecure,
                   "Output the chain even when verification fails (exit 0; the verdict is still "
@@ -141,7 +164,8 @@ class FetchCommand final : public Command {
         "  getcert example.com                      PEM chain as presented\n"
         "  getcert example.com:8443 -o text         readable report\n"
         "  getcert --select root grpc.internal:443 > roots.pem   gRPC pem_root_certs\n"
-        "  getcert https://[::1]:8443/ --ca-file ca.pem -o json");
+        "  getcert https://[::1]:8443/ --ca-file ca.pem -o json\n"
+        "  getcert --starttls smtp mail.example.com:587 -o text");
     return cmd;
   }
 
@@ -163,7 +187,7 @@ class FetchCommand final : public Command {
     // Every target is parsed before the first packet is sent.
     std::vector<Endpoint> endpoints;
     for (const auto& t : args_.targets) {
-      auto ep = parse_endpoint(t);
+      auto ep = parse_endpoint(t, default_port(args_.starttls));
       if (!ep) return report_error(term, global, ep.error());
       endpoints.push_back(*ep);
     }
@@ -208,6 +232,7 @@ class FetchCommand final : public Command {
     o.check_revocation = v.check_revocation;
     o.require_revocation = v.require_revocation;
     o.pins = v.pins;
+    o.starttls = args_.starttls;
     return o;
   }
 

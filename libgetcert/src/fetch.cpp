@@ -8,6 +8,7 @@
 
 #include "detail/dial.hpp"
 #include "detail/ossl.hpp"
+#include "detail/starttls.hpp"
 #include "detail/trust_store.hpp"
 #include "detail/x509_util.hpp"
 
@@ -167,6 +168,13 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
 
   auto conn = detail::dial_tcp(endpoint.host, endpoint.port, deadline, options.connect_timeout);
   if (!conn) return tl::unexpected(conn.error());
+  if (auto upgraded = detail::negotiate_starttls(options.starttls, conn->fd.get(), endpoint.host,
+                                                 deadline);
+      !upgraded) {
+    Error e = upgraded.error();
+    e.message = target + ": " + e.message;
+    return tl::unexpected(e);
+  }
 
   FetchResult result;
   result.target.host = endpoint.host;

@@ -21,6 +21,9 @@
 
 namespace getcert {
 
+// Protocols that start in plain text and switch to TLS on request.
+enum class StartTls { none, smtp, imap, pop3, ftp, postgres };
+
 struct FetchOptions {
   std::chrono::milliseconds timeout{10000};         // overall: resolve + connect + handshake
   std::chrono::milliseconds connect_timeout{5000};  // per address tried
@@ -35,6 +38,7 @@ struct FetchOptions {
   bool check_revocation = false;  // query OCSP responders / CRLs (see VerifyOptions)
   bool require_revocation = false;
   std::vector<std::string> pins;  // "sha256/BASE64" SPKI pins
+  StartTls starttls = StartTls::none;  // plain-text preamble before the handshake
 };
 
 struct Target {

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""A tiny STARTTLS server for tests: speaks the plain-text preamble of PROTO, then TLS.
+
+Usage: starttls_server.py PROTO PORT CHAIN.pem KEY.pem [--refuse]
+PROTO is smtp, imap, pop3, ftp or postgres. With --refuse it declines the upgrade.
+Serves connections one after another until killed; prints "ready" once listening.
+"""
+import socket
+import ssl
+import sys
+
+
+def lines(conn):
+    buf = b""
+    while True:
+        while b"\n" not in buf:
+            chunk = conn.recv(1)
+            if not chunk:
+                return
+            buf += chunk
+        line, buf = buf.split(b"\n", 1)
+        yield line.rstrip(b"\r").decode("latin-1")
+
+
+def preamble(proto, conn, refuse):
+    """Returns True when the client asked for TLS and the server agreed."""
+    send = conn.sendall
+    if proto == "postgres":
+        request = conn.recv(8)
+        if request != b"\x00\x00\x00\x08\x04\xd2\x16\x2f":
+            return False
+        send(b"N" if refuse else b"S")
+        return not refuse
+    reader = lines(conn)
+    if proto == "smtp":
+        send(b"220-test.example ESMTP getcert-test\r\n220 ready\r\n")
+        next(reader)  # EHLO
+        send(b"250-test.example\r\n250-PIPELINING\r\n250 STARTTLS\r\n")
+        next(reader)  # STARTTLS
+        send(b"454 TLS not available\r\n" if refuse else b"220 go ahead\r\n")
+    elif proto == "imap":
+        send(b"* OK [CAPABILITY IMAP4rev1 STARTTLS] ready\r\n")
+        tag = next(reader).split(" ", 1)[0]
+        send(f"{tag} BAD no\r\n".encode() if refuse else f"{tag} OK begin TLS\r\n".encode())
+    elif proto == "pop3":
+        send(b"+OK POP3 ready\r\n")
+        next(reader)  # STLS
+        send(b"-ERR no\r\n" if refuse else b"+OK begin TLS\r\n")
+    elif proto == "ftp":
+        send(b"220 FTP ready\r\n")
+        next(reader)  # AUTH TLS
+        send(b"502 no\r\n" if refuse else b"234 AUTH TLS ok\r\n")
+    return not refuse
+
+
+def main():
+    proto, port, chain, key = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    refuse = "--refuse" in sys.argv[5:]
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(chain, key)
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(8)
+    print("ready", flush=True)
+    while True:
+        conn, _ = listener.accept()
+        try:
+            conn.settimeout(10)
+            if preamble(proto, conn, refuse):
+                with ctx.wrap_socket(conn, server_side=True) as tls:
+                    tls.recv(1)  # wait for the client to finish and close
+        except (OSError, StopIteration, ssl.SSLError):
+            pass
+        finally:
+            conn.close()
+
+
+if __name__ == "__main__":
+    main()
