@@ -409,7 +409,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   // A gap completed from the AIA URL still counts as a path to a trust anchor.
   v.trusted = path->ran && v.errors.size() == (completed ? 1U : 0U);
 
-  bool from_store = false;
+  std::size_t from_store = 0;  // intermediates only the local store supplied
   if (v.trusted) {
     STACK_OF(X509)* chain = path->chain.get();
     for (int i = 0; i < sk_X509_num(chain); ++i) {
@@ -434,7 +434,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
       const bool downloaded =
           std::any_of(v.fetched_intermediates.begin(), v.fetched_intermediates.end(), same);
       if (!sent && !downloaded) {
-        from_store = true;
+        ++from_store;
         v.errors.push_back({static_cast<int>(i), "missing_intermediate",
                             "server did not send the intermediate '" + c.display_name() +
                                 "'; it was found only in the local trust store, so clients "
@@ -460,7 +460,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   }
   if (v.trusted) check_revocation_evidence(v, options, trust.store.get(), path->chain.get(), now);
 
-  const std::size_t gap_errors = (completed ? 1U : 0U) + (from_store ? 1U : 0U);
+  const std::size_t gap_errors = (completed ? 1U : 0U) + from_store;
   v.ok = v.trusted && v.errors.empty();
   if (v.ok) {
     v.verdict = "valid";
