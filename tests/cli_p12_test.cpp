@@ -1,0 +1,473 @@
+// `getcert p12 topem|info|create` as a user runs them in CI: the files and modes written, their
+// content compared with what `openssl pkcs12` extracts, every password source (and the secret
+// never echoed), failures that leave nothing behind, and files other tools can read back
+// (openssl, keytool).
+
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/commands.hpp"
+#include "support/files.hpp"
+#include "support/process.hpp"
+
+using Catch::Matchers::Contains;
+using getcert::test::openssl;
+using getcert::test::pki;
+using getcert::test::read_file;
+using getcert::test::RunResult;
+using getcert::test::TempDir;
+using getcert::test::write_file;
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 2;
+constexpr int kExitWrongPassword = 7;
+constexpr int kExitMalformed = 8;
+constexpr int kExitOutputExists = 10;
+
+// Distinctive, with shell and JSON metacharacters, so an echo of it cannot go unnoticed.
+const std::string kPassword = "Tr0ub4dor&3 \"p12\" $pw";
+
+std::string explain(const RunResult& r) {
+  return "exit " + std::to_string(r.exit_code) + (r.timed_out ? " (timed out)" : "") +
+         "\n--- stdout:\n" + r.out + "--- stderr:\n" + r.err;
+}
+
+Json parse_json(const std::string& text) {
+  try {
+    return Json::parse(text);
+  } catch (const std::exception& e) {
+    FAIL("not JSON (" << e.what() << "): " << text);
+  }
+  return {};
+}
+
+struct Env {
+  std::vector<std::string> vars;
+  std::string stdin_path = "/dev/null";
+};
+
+// getcert p12 ARGS..., with extra environment and stdin.
+RunResult p12(std::vector<std::string> args, const Env& env = {}) {
+  args.insert(args.begin(), {GETCERT_BINARY, "p12"});
+  getcert::test::SpawnOptions options;
+  options.extra_env = env.vars;
+  options.stdin_path = env.stdin_path;
+  return getcert::test::run(args, std::chrono::seconds(60), options);
+}
+
+unsigned mode_of(const std::string& path) {
+  return static_cast<unsigned>(fs::status(path).permissions()) & 0777U;
+}
+
+std::string key_der(const std::string& pem_path, const std::string& passphrase_file = "") {
+  std::vector<std::string> args{"pkey", "-in", pem_path, "-outform", "DER"};
+  if (!passphrase_file.empty()) args.insert(args.end(), {"-passin", "file:" + passphrase_file});
+  return openssl(args);
+}
+
+std::string cert_der(const std::string& pem_text, TempDir& tmp) {
+  write_file(tmp / "one.pem", pem_text);
+  return openssl({"x509", "-in", tmp / "one.pem", "-outform", "DER"});
+}
+
+// A PKCS#12 made by openssl from rsa.key + rsa.pem with the chain added root first (the
+// reverse of the order a server sends), and what openssl extracts from it.
+struct Fixture {
+  TempDir dir;
+  std::string pw_file = dir / "pw.txt";
+  std::string p12 = dir / "bundle.p12";
+  std::string oracle_key_der;
+
+  Fixture() {
+    write_file(pw_file, kPassword + "\n");
+    write_file(dir / "reversed.pem",
+               read_file(pki("root.pem")) + read_file(pki("intermediate.pem")));
+    openssl({"pkcs12", "-export", "-inkey", pki("rsa.key"), "-in", pki("rsa.pem"), "-certfile",
+             dir / "reversed.pem", "-passout", "file:" + pw_file, "-out", p12});
+    openssl({"pkcs12", "-in", p12, "-passin", "file:" + pw_file, "-nodes", "-nocerts", "-out",
+             dir / "oracle-key.pem"});
+    oracle_key_der = key_der(dir / "oracle-key.pem");
+  }
+};
+
+void check_no_secret(const RunResult& r) {
+  CHECK(r.err.find(kPassword) == std::string::npos);
+  CHECK(r.out.find(kPassword) == std::string::npos);
+}
+
+// The five files of one identity, checked against the PKI and the openssl extraction.
+void check_topem_files(const std::string& dir, const std::string& oracle_key_der) {
+  INFO("output directory " << dir);
+  CHECK(getcert::test::directory_listing(dir) ==
+        std::vector<std::string>{"ca.pem", "cert.pem", "chain.pem", "fullchain.pem", "key.pem"});
+  CHECK(mode_of(dir + "/key.pem") == 0600U);
+  CHECK(read_file(dir + "/key.pem").rfind("-----BEGIN PRIVATE KEY-----", 0) == 0);
+  CHECK(key_der(dir + "/key.pem") == oracle_key_der);
+  CHECK(read_file(dir + "/cert.pem") == read_file(pki("rsa.pem")));
+  CHECK(read_file(dir + "/chain.pem") == read_file(pki("intermediate.pem")));
+  CHECK(read_file(dir + "/fullchain.pem") == read_file(pki("rsa-chain.pem")));
+  CHECK(read_file(dir + "/ca.pem") == read_file(pki("root.pem")));
+  for (const char* name : {"cert.pem", "chain.pem", "fullchain.pem", "ca.pem"}) {
+    INFO(name);
+    CHECK(mode_of(dir + "/" + name) == 0644U);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("topem writes key, cert, chain, fullchain and ca as openssl extracts them",
+          "[cli][pkcs12]") {
+  Fixture f;
+  const std::string out = f.dir / "out";
+  const auto r = p12({"topem", f.p12, "--password-file", f.pw_file, "--out-dir", out});
+  INFO(explain(r));
+  REQUIRE(r.exit_code == kExitOk);
+  check_no_secret(r);
+  check_topem_files(out, f.oracle_key_der);
+  CHECK_THAT(r.err, Contains("wrote " + out + "/key.pem (0600)"));
+  CHECK(r.out.empty());
+
+  // The certificate openssl calls the client certificate is cert.pem, byte for byte.
+  const std::string oracle_cert =
+      openssl({"pkcs12", "-in", f.p12, "-passin", "file:" + f.pw_file, "-nokeys", "-clcerts"});
+  CHECK(cert_der(oracle_cert, f.dir) == cert_der(read_file(out + "/cert.pem"), f.dir));
+}
+
+TEST_CASE("topem with two files writes one subdirectory per file", "[cli][pkcs12]") {
+  Fixture f;
+  fs::copy_file(f.p12, f.dir / "alpha.p12");
+  fs::copy_file(f.p12, f.dir / "beta.pfx");
+  const std::string out = f.dir / "out";
+  const auto r = p12({"topem", f.dir / "alpha.p12", f.dir / "beta.pfx", "--password-file",
+                      f.pw_file, "--out-dir", out});
+  INFO(explain(r));
+  REQUIRE(r.exit_code == kExitOk);
+  CHECK(getcert::test::directory_listing(out) == std::vector<std::string>{"alpha", "beta"});
+  check_topem_files(out + "/alpha", f.oracle_key_der);
+  check_topem_files(out + "/beta", f.oracle_key_der);
+}
+
+TEST_CASE("topem --stdout and -o combined.pem", "[cli][pkcs12]") {
+  Fixture f;
+  const std::string expected_certs = read_file(pki("rsa-chain.pem")) + read_file(pki("root.pem"));
+  SECTION("--stdout prints key and certificates, writes no file") {
+    const auto before = getcert::test::directory_listing(f.dir.path());
+    const auto r = p12({"topem", f.p12, "--password-file", f.pw_file, "--stdout"});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitOk);
+    check_no_secret(r);
+    CHECK(r.out.rfind("-----BEGIN PRIVATE KEY-----", 0) == 0);
+    CHECK(getcert::test::certificate_blocks(r.out) == expected_certs);
+    write_file(f.dir / "stdout.pem", r.out);
+    CHECK(key_der(f.dir / "stdout.pem") == f.oracle_key_der);
+    CHECK(getcert::test::directory_listing(f.dir.path()).size() == before.size() + 1);
+  }
+  SECTION("-o writes everything to one 0600 file") {
+    const std::string combined = f.dir / "combined.pem";
+    const auto r = p12({"topem", f.p12, "--password-file", f.pw_file, "-o", combined});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitOk);
+    CHECK(r.out.empty());
+    CHECK(mode_of(combined) == 0600U);
+    CHECK(key_der(combined) == f.oracle_key_der);
+    CHECK(getcert::test::certificate_blocks(read_file(combined)) == expected_certs);
+  }
+}
+
+TEST_CASE("topem --key-passphrase-file writes a key openssl opens with that passphrase",
+          "[cli][pkcs12]") {
+  Fixture f;
+  const std::string passphrase = f.dir / "key-pass.txt";
+  write_file(passphrase, "correct horse battery staple\n");
+  const std::string out = f.dir / "out";
+  const auto r = p12({"topem", f.p12, "--password-file", f.pw_file, "--key-passphrase-file",
+                      passphrase, "--out-dir", out});
+  INFO(explain(r));
+  REQUIRE(r.exit_code == kExitOk);
+  CHECK(r.err.find("correct horse") == std::string::npos);
+  const std::string key = read_file(out + "/key.pem");
+  CHECK(key.rfind("-----BEGIN ENCRYPTED PRIVATE KEY-----", 0) == 0);
+  CHECK(mode_of(out + "/key.pem") == 0600U);
+  CHECK(key_der(out + "/key.pem", passphrase) == f.oracle_key_der);
+  const auto without = getcert::test::run(
+      {GETCERT_TEST_OPENSSL, "pkey", "-in", out + "/key.pem", "-passin", "pass:wrong", "-noout"});
+  CHECK(without.exit_code != 0);
+}
+
+TEST_CASE("failures write nothing: wrong password 7, truncated 8, existing output 10",
+          "[cli][pkcs12]") {
+  Fixture f;
+  const std::string out = f.dir / "out";
+  SECTION("wrong password") {
+    write_file(f.dir / "wrong.txt", "not " + kPassword + "\n");
+    const auto r = p12({"topem", f.p12, "--password-file", f.dir / "wrong.txt", "--out-dir", out});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitWrongPassword);
+    CHECK_THAT(r.err, Contains("wrong password"));
+    CHECK(r.err.find("not " + kPassword) == std::string::npos);
+    CHECK((!fs::exists(out) || fs::is_empty(out)));
+  }
+  SECTION("truncated file") {
+    const std::string whole = read_file(f.p12);
+    write_file(f.dir / "cut.p12", whole.substr(0, whole.size() / 2));
+    const auto r =
+        p12({"topem", f.dir / "cut.p12", "--password-file", f.pw_file, "--out-dir", out});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitMalformed);
+    CHECK_THAT(r.err, Contains("cut.p12"));
+    CHECK((!fs::exists(out) || fs::is_empty(out)));
+  }
+  SECTION("one bad file among good ones: nothing at all is written") {
+    write_file(f.dir / "cut.p12", read_file(f.p12).substr(0, 100));
+    const auto r =
+        p12({"topem", f.p12, f.dir / "cut.p12", "--password-file", f.pw_file, "--out-dir", out});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitMalformed);
+    CHECK((!fs::exists(out) || fs::is_empty(out)));
+  }
+  SECTION("existing output: 10 and unchanged; --force replaces") {
+    fs::create_directory(out);
+    write_file(out + "/cert.pem", "mine\n");
+    const auto r = p12({"topem", f.p12, "--password-file", f.pw_file, "--out-dir", out});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitOutputExists);
+    CHECK_THAT(r.err, Contains("already exists") && Contains("--force"));
+    CHECK(getcert::test::directory_listing(out) == std::vector<std::string>{"cert.pem"});
+    CHECK(read_file(out + "/cert.pem") == "mine\n");
+
+    const auto forced =
+        p12({"topem", f.p12, "--password-file", f.pw_file, "--out-dir", out, "--force"});
+    INFO(explain(forced));
+    CHECK(forced.exit_code == kExitOk);
+    check_topem_files(out, f.oracle_key_der);
+  }
+}
+
+TEST_CASE("every password source works, and the password is never echoed", "[cli][pkcs12]") {
+  Fixture f;
+  write_file(f.dir / "stdin.txt", kPassword + "\n");
+  struct Source {
+    std::string name;
+    std::vector<std::string> args;
+    Env env;
+  };
+  const std::vector<Source> sources = {
+      {"--password-file", {"--password-file", f.pw_file}, {}},
+      {"--password-env",
+       {"--password-env", "GETCERT_TEST_P12_PW"},
+       {{"GETCERT_TEST_P12_PW=" + kPassword}, "/dev/null"}},
+      {"--password-stdin", {"--password-stdin"}, {{}, f.dir / "stdin.txt"}},
+      {"--password", {"--password", kPassword}, {}},
+  };
+  SECTION("each source unlocks the file") {
+    for (const auto& s : sources) {
+      INFO(s.name);
+      auto args = std::vector<std::string>{"topem", f.p12, "--stdout"};
+      args.insert(args.end(), s.args.begin(), s.args.end());
+      const auto r = p12(args, s.env);
+      INFO(explain(r));
+      CHECK(r.exit_code == kExitOk);
+      CHECK(getcert::test::certificate_blocks(r.out) ==
+            read_file(pki("rsa-chain.pem")) + read_file(pki("root.pem")));
+      CHECK(r.err.find(kPassword) == std::string::npos);
+      if (s.name == "--password") {
+        CHECK_THAT(r.err, Contains("getcert: warning:") && Contains("--password"));
+      } else {
+        CHECK(r.err.empty());
+      }
+    }
+  }
+  SECTION("a wrong password from each source is refused without echoing it") {
+    const std::string wrong = "wr0ng-" + kPassword;
+    write_file(f.dir / "wrong.txt", wrong + "\n");
+    for (const auto& r :
+         {p12({"info", f.p12, "--password-file", f.dir / "wrong.txt"}),
+          p12({"info", f.p12, "--password-env", "PW"}, {{"PW=" + wrong}, "/dev/null"}),
+          p12({"info", f.p12, "--password-stdin"}, {{}, f.dir / "wrong.txt"}),
+          p12({"info", f.p12, "--password", wrong})}) {
+      INFO(explain(r));
+      CHECK(r.exit_code == kExitWrongPassword);
+      CHECK(r.err.find(wrong) == std::string::npos);
+      CHECK(r.out.find(wrong) == std::string::npos);
+    }
+  }
+  SECTION("no password and no terminal: exit 7 with a hint, no prompt") {
+    const auto r = p12({"info", f.p12});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitWrongPassword);
+    CHECK_THAT(r.err, Contains("--password-file"));
+  }
+}
+
+TEST_CASE("p12 info -o json describes MAC, safes, bags and identities, never the key",
+          "[cli][pkcs12]") {
+  TempDir tmp;
+  write_file(tmp / "pw", kPassword + "\n");
+  const std::string p12_file = tmp / "ecdsa.p12";
+  openssl({"pkcs12", "-export", "-inkey", pki("ecdsa.key"), "-in", pki("ecdsa.pem"), "-certfile",
+           pki("intermediate.pem"), "-passout", "file:" + tmp / "pw", "-out", p12_file});
+  const auto r = p12({"info", p12_file, "--password-file", tmp / "pw", "-o", "json"});
+  INFO(explain(r));
+  REQUIRE(r.exit_code == kExitOk);
+  const Json j = parse_json(r.out);
+  CHECK(j.at("schema") == "getcert/v1");
+  const Json& p = j.at("pkcs12");
+  CHECK(p.at("mac").at("present") == true);
+  CHECK(p.at("mac").at("verified") == true);
+  CHECK(p.at("mac").at("algorithm").is_string());
+  CHECK(p.at("integrity_protected") == true);
+  REQUIRE(p.at("safes").is_array());
+  std::vector<std::string> bag_types;
+  for (const auto& safe : p.at("safes")) {
+    for (const auto& bag : safe.at("bags")) bag_types.push_back(bag.at("type").get<std::string>());
+  }
+  std::sort(bag_types.begin(), bag_types.end());
+  CHECK(bag_types == std::vector<std::string>{"certBag", "certBag", "pkcs8ShroudedKeyBag"});
+  REQUIRE(j.at("identities").size() == 1);
+  CHECK(j.at("identities")[0].at("key").at("type") == "EC");
+  CHECK(j.at("identities")[0].at("leaf").at("subject") == "CN=ecdsa.test");
+
+  // No key material: no PEM key block, not the private scalar in any spelling, and none of
+  // the base64 lines of the key file (the first two carry the scalar in a P-256 PKCS#8 key).
+  for (const auto& out : {r.out, p12({"info", p12_file, "--password-file", tmp / "pw"}).out}) {
+    CHECK(out.find("PRIVATE KEY") == std::string::npos);
+    const std::string text = openssl({"pkey", "-in", pki("ecdsa.key"), "-text", "-noout"});
+    const auto start = text.find("priv:") + 5;
+    std::string scalar;
+    for (std::size_t i = start; i < text.find("pub:"); ++i) {
+      if (std::isxdigit(static_cast<unsigned char>(text[i])) != 0) scalar += text[i];
+    }
+    REQUIRE(scalar.size() == 64);
+    std::string upper = scalar;
+    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    CHECK(out.find(scalar) == std::string::npos);
+    CHECK(out.find(upper) == std::string::npos);
+    const auto key_lines = getcert::test::run_shell(std::string("grep -v -- ----- '") +
+                                                    pki("ecdsa.key") + "' | head -n 2");
+    std::istringstream lines(key_lines.out);
+    for (std::string line; std::getline(lines, line);) {
+      REQUIRE(line.size() >= 40);
+      CHECK(out.find(line) == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("p12 create: modern by default, --legacy for old importers, both read back",
+          "[cli][pkcs12]") {
+  TempDir tmp;
+  write_file(tmp / "pw", kPassword + "\n");
+  struct Case {
+    std::string name;
+    std::vector<std::string> extra;
+    std::vector<std::string> openssl_says;
+  };
+  const std::vector<Case> cases = {
+      {"default", {}, {"MAC: sha256", "PBES2, PBKDF2, AES-256-CBC"}},
+      {"--legacy", {"--legacy"}, {"MAC: sha1", "pbeWithSHA1And3-KeyTripleDES-CBC"}},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    const std::string out = tmp / (c.name == "default" ? "modern.p12" : "legacy.p12");
+    std::vector<std::string> args{"create",
+                                  "--key",
+                                  pki("rsa.key"),
+                                  "--cert",
+                                  pki("rsa.pem"),
+                                  "--chain",
+                                  pki("root.pem"),
+                                  "--chain",
+                                  pki("intermediate.pem"),
+                                  "-o",
+                                  out,
+                                  "--password-file",
+                                  tmp / "pw"};
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    const auto r = p12(args);
+    INFO(explain(r));
+    REQUIRE(r.exit_code == kExitOk);
+    check_no_secret(r);
+    CHECK(mode_of(out) == 0600U);
+
+    const auto info = getcert::test::run({GETCERT_TEST_OPENSSL, "pkcs12", "-in", out, "-passin",
+                                          "file:" + tmp / "pw", "-info", "-noout"});
+    INFO("openssl pkcs12 -info: " << info.out << info.err);
+    CHECK(info.exit_code == 0);
+    for (const auto& s : c.openssl_says) CHECK_THAT(info.out + info.err, Contains(s));
+
+    const std::string dir = tmp / ("back-" + c.name);
+    const auto back = p12({"topem", out, "--password-file", tmp / "pw", "--out-dir", dir});
+    INFO(explain(back));
+    CHECK(back.exit_code == kExitOk);
+    CHECK(key_der(dir + "/key.pem") == key_der(pki("rsa.key")));
+    CHECK(read_file(dir + "/fullchain.pem") == read_file(pki("rsa-chain.pem")));
+    CHECK(read_file(dir + "/ca.pem") == read_file(pki("root.pem")));
+
+    if (::access("/usr/bin/keytool", X_OK) == 0) {
+      const auto keytool = getcert::test::run(
+          {"keytool", "-list", "-storetype", "pkcs12", "-keystore", out, "-storepass", kPassword},
+          std::chrono::seconds(60));
+      INFO("keytool: " << keytool.out << keytool.err);
+      CHECK(keytool.exit_code == 0);
+      CHECK_THAT(keytool.out, Contains("PrivateKeyEntry"));
+    } else {
+      WARN("keytool not installed: Java readability not checked");
+    }
+  }
+  SECTION("without a password source and without a terminal: exit 2, nothing written") {
+    const std::string out = tmp / "nopw.p12";
+    const auto r = p12({"create", "--key", pki("rsa.key"), "--cert", pki("rsa.pem"), "-o", out});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitUsage);
+    CHECK_THAT(r.err, Contains("no terminal") && Contains("--password-file"));
+    CHECK_FALSE(fs::exists(out));
+  }
+  SECTION("an existing output file is not replaced without --force") {
+    const std::string out = tmp / "taken.p12";
+    write_file(out, "mine");
+    const std::vector<std::string> args{"create", "--key",           pki("rsa.key"),
+                                        "--cert", pki("rsa.pem"),    "-o",
+                                        out,      "--password-file", tmp / "pw"};
+    CHECK(p12(args).exit_code == kExitOutputExists);
+    CHECK(read_file(out) == "mine");
+  }
+}
+
+TEST_CASE("a vector OpenSSL 3 reads only with -legacy converts with no extra flag",
+          "[cli][pkcs12]") {
+  const fs::path vectors = GETCERT_VECTORS_DIR;
+  const std::string file = (vectors / "pyca-cert-rc2-key-3des.p12").string();
+  if (!fs::exists(file)) {
+    WARN("skipped: " << file << " is missing");
+    return;
+  }
+  // The oracle needs -legacy (RC2-40 certificate bag); getcert must not.
+  const auto plain = getcert::test::run(
+      {GETCERT_TEST_OPENSSL, "pkcs12", "-in", file, "-passin", "pass:cryptography", "-nokeys"});
+  CHECK(plain.exit_code != 0);
+  const std::string oracle_cert = openssl(
+      {"pkcs12", "-legacy", "-in", file, "-passin", "pass:cryptography", "-nokeys", "-clcerts"});
+  TempDir tmp;
+  const std::string out = tmp / "out";
+  write_file(tmp / "pw", "cryptography\n");
+  const auto r = p12({"topem", file, "--password-file", tmp / "pw", "--out-dir", out});
+  INFO(explain(r));
+  REQUIRE(r.exit_code == kExitOk);
+  CHECK(cert_der(read_file(out + "/cert.pem"), tmp) == cert_der(oracle_cert, tmp));
+  CHECK(cert_der(read_file(out + "/cert.pem"), tmp) ==
+        cert_der(read_file((vectors / "pyca-ca.pem").string()), tmp));
+  CHECK(key_der(out + "/key.pem") == key_der((vectors / "pyca-ca_key.pem").string()));
+  CHECK(mode_of(out + "/key.pem") == 0600U);
+}
