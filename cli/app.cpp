@@ -23,17 +23,25 @@ std::string version_text() {
 }
 
 // `getcert HOST` means `getcert fetch HOST`: insert the default subcommand when the first
-// argument names no subcommand and is not a top-level flag.
+// argument after the global flags (-v, -q) names no subcommand and is not a top-level flag.
 std::vector<std::string> with_default_command(std::vector<std::string> args, const CLI::App& app) {
-  if (args.size() < 2) return args;
-  const std::string& first = args[1];
+  auto is_global_flag = [](const std::string& a) {
+    return a == "--verbose" || a == "--quiet" || a == "-q" ||
+           (a.size() >= 2 && a[0] == '-' && a.find_first_not_of('v', 1) == std::string::npos);
+  };
+  std::size_t first = 1;
+  while (first < args.size() && is_global_flag(args[first])) ++first;
+  if (first >= args.size()) return args;
   static const std::vector<std::string> kTopLevel{"-h", "--help", "--version", "--help-all"};
-  const bool top_flag = std::find(kTopLevel.begin(), kTopLevel.end(), first) != kTopLevel.end();
+  const std::string& word = args[first];
+  const bool top_flag = std::find(kTopLevel.begin(), kTopLevel.end(), word) != kTopLevel.end();
   bool is_subcommand = false;
   for (const CLI::App* sub : app.get_subcommands({})) {
-    is_subcommand = is_subcommand || sub->check_name(first);
+    is_subcommand = is_subcommand || sub->check_name(word);
   }
-  if (!top_flag && !is_subcommand) args.insert(args.begin() + 1, "fetch");
+  if (!top_flag && !is_subcommand) {
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(first), "fetch");
+  }
   return args;
 }
 

@@ -1,5 +1,7 @@
 #include "verify_args.hpp"
 
+#include <string_view>
+
 #include "command.hpp"
 #include "exit_codes.hpp"
 #include "time_args.hpp"
@@ -43,8 +45,16 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
   o.check_revocation = args.check_revocation || args.require_revocation;
   o.require_revocation = args.require_revocation;
   o.purpose = args.purpose;
+  auto base64_sha256 = [](std::string_view b64) {
+    // 32 bytes encode to 43 base64 characters and one '=' of padding.
+    constexpr std::string_view kAlphabet =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    return b64.size() == 44 && b64.back() == '=' &&
+           b64.substr(0, 43).find_first_not_of(kAlphabet) == std::string_view::npos &&
+           kAlphabet.find(b64[42]) % 4 == 0;  // the last character carries 2 zero bits
+  };
   for (const auto& pin : args.pins) {
-    if (pin.rfind("sha256/", 0) != 0 || pin.size() != 7 + 44 || pin.back() != '=') {
+    if (pin.rfind("sha256/", 0) != 0 || !base64_sha256(std::string_view(pin).substr(7))) {
       return fail(Errc::invalid_argument,
                   "--pin takes sha256/ followed by 44 base64 characters, not '" + pin + "'");
     }

@@ -1,5 +1,6 @@
 #include <openssl/ocsp.h>
 
+#include "detail/dial.hpp"
 #include "detail/http.hpp"
 #include "detail/revocation.hpp"
 #include "detail/x509_util.hpp"
@@ -25,6 +26,11 @@ struct DistPointsDeleter {
 using DistPointsPtr = std::unique_ptr<CRL_DIST_POINTS, DistPointsDeleter>;
 
 constexpr long kClockSkewSeconds = 300;
+
+// What is left of the shared budget; requests after it is spent fail at once.
+std::chrono::milliseconds remaining(const RevocationContext& ctx) {
+  return std::chrono::milliseconds(millis_until(ctx.deadline));
+}
 
 RevocationCheck failed(RevocationCheck r, std::string detail) {
   r.status = "error";
@@ -63,7 +69,8 @@ RevocationCheck check_crl(int depth, const std::string& url, const RevocationCon
   r.depth = depth;
   r.source = "crl";
   r.url = url;
-  auto body = http_get(url, ctx.timeout);
+  if (remaining(ctx).count() == 0) return failed(r, "no time left for the CRL (--timeout)");
+  auto body = http_get(url, remaining(ctx));
   if (!body) return failed(r, body.error().message);
   clear_errors();
   const unsigned char* p = body->data();
@@ -154,9 +161,15 @@ RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int de
   }
   if (this_update != nullptr) r.this_update = asn1_time_to_epoch(this_update);
   if (next_update != nullptr) r.next_update = asn1_time_to_epoch(next_update);
-  if (OCSP_check_validity(this_update, next_update, kClockSkewSeconds, -1) != 1) {
-    clear_errors();
-    return failed(r, "the OCSP response is outside its validity period (stale or from the future)");
+  // Judged at the verification time (--at), like the chain and CRLs, not at the wall clock.
+  if (!r.this_update || *r.this_update > ctx.now + kClockSkewSeconds) {
+    return failed(r, "the OCSP response is not valid yet (thisUpdate " +
+                         (r.this_update ? format_utc(*r.this_update) : std::string("missing")) +
+                         ")");
+  }
+  if (r.next_update && *r.next_update + kClockSkewSeconds < ctx.now) {
+    return failed(r, "the OCSP response is stale (nextUpdate was " + format_utc(*r.next_update) +
+                         ")");
   }
   switch (status) {
     case V_OCSP_CERTSTATUS_GOOD:
@@ -181,7 +194,7 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
   RevocationCheck last;
   last.depth = depth;
   last.source = "none";
-  last.status = "error";
+  last.status = "none";
   last.detail = "the certificate names no OCSP responder and no CRL distribution point";
   if (model) {
     for (const auto& url : model->ocsp_urls) {
@@ -195,7 +208,12 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
       if (len <= 0) continue;
       const std::vector<std::uint8_t> body(der, der + len);
       OPENSSL_free(der);
-      auto answer = http_post(url, "application/ocsp-request", body, ctx.timeout);
+      if (remaining(ctx).count() == 0) {
+        last = failed(RevocationCheck{depth, "ocsp", url, "", "", {}, {}, {}, {}},
+                      "no time left for OCSP (--timeout)");
+        break;
+      }
+      auto answer = http_post(url, "application/ocsp-request", body, remaining(ctx));
       RevocationCheck r = answer
                               ? check_ocsp_response(*answer, depth, ctx, "ocsp", url)
                               : failed(RevocationCheck{depth, "ocsp", url, "", "", {}, {}, {}, {}},

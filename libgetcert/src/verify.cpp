@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "detail/aia.hpp"
+#include "detail/dial.hpp"
 #include "detail/ossl.hpp"
 #include "detail/revocation.hpp"
 #include "detail/trust_store.hpp"
@@ -141,8 +142,13 @@ std::optional<VerifyProblem> check_name(X509* leaf, const Certificate& model,
   std::string name = wanted;
   const bool ip = is_ip_literal(name);
   if (!ip) {
+    // A pattern such as "*.example.com" is not a name a client connects to: never a match.
     auto normalized = normalize_hostname(name);
-    if (normalized) name = std::move(*normalized);
+    if (!normalized) {
+      return VerifyProblem{0, "hostname_mismatch",
+                           "'" + wanted + "' is not a host name a certificate can be checked for"};
+    }
+    name = std::move(*normalized);
   }
   const int rc = ip ? X509_check_ip_asc(leaf, name.c_str(), 0)
                     : X509_check_host(leaf, name.data(), name.size(),
@@ -158,10 +164,21 @@ std::optional<VerifyProblem> check_name(X509* leaf, const Certificate& model,
                (model.sans.dns.empty() ? ")" : "; DNS names: " + list_names(model.sans.dns) + ")");
   } else {
     p.code = "hostname_mismatch";
-    const std::string names = !model.sans.dns.empty()     ? list_names(model.sans.dns)
-                              : !model.subject_cn.empty() ? model.subject_cn + " (CN)"
-                                                          : "no DNS name";
-    p.reason = "name mismatch: certificate is for " + names + ", not " + name;
+    const bool has_sans = !model.sans.dns.empty() || !model.sans.ip.empty() ||
+                          !model.sans.uri.empty() || !model.sans.email.empty();
+    if (!model.sans.dns.empty()) {
+      p.reason = "name mismatch: certificate is for " + list_names(model.sans.dns) + ", not " + name;
+    } else if (has_sans) {
+      // With SANs present the CN is never a name (RFC 6125), so do not cite it as one.
+      p.reason = "name mismatch: certificate has no DNS names" +
+                 (model.sans.ip.empty() ? std::string()
+                                        : " (only IP addresses: " + list_names(model.sans.ip) + ")") +
+                 ", so it is not valid for " + name;
+    } else {
+      p.reason = "name mismatch: certificate is for " +
+                 (model.subject_cn.empty() ? std::string("no name") : model.subject_cn + " (CN)") +
+                 ", not " + name;
+    }
   }
   return p;
 }
@@ -223,7 +240,8 @@ bool same_certificate(const Certificate& a, const Certificate& b) {
 }
 
 // Downloads missing issuers by following CA Issuers URLs upward from where the path broke.
-std::vector<Certificate> fetch_missing_issuers(const PathResult& path, const VerifyOptions& options,
+std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
+                                               detail::Clock::time_point deadline,
                                                std::vector<std::string>& notes) {
   std::vector<Certificate> fetched;
   constexpr int kMaxDownloads = 4;
@@ -238,7 +256,12 @@ std::vector<Certificate> fetch_missing_issuers(const PathResult& path, const Ver
     }
     std::optional<Certificate> issuer;
     for (const auto& url : current.ca_issuers_urls) {
-      auto got = detail::download_issuers(url, options.network_timeout);
+      const auto left = std::chrono::milliseconds(detail::millis_until(deadline));
+      if (left.count() == 0) {
+        notes.push_back("no time left to fetch the issuer of '" + current.display_name() + "'");
+        break;
+      }
+      auto got = detail::download_issuers(url, left);
       if (!got) {
         notes.push_back("fetching the issuer of '" + current.display_name() +
                         "' failed: " + got.error().message);
@@ -273,7 +296,7 @@ VerifyProblem missing_intermediate(int depth, const Certificate& child, bool com
                 ", as browsers do, but most non-browser clients (gRPC, curl, OpenSSL) will fail";
   } else if (!url.empty()) {
     p.reason += "; browsers will fetch it from " + url + ", most non-browser clients will fail" +
-                (fetch_tried ? "" : " (--fetch-missing completes the chain)");
+                (fetch_tried ? "" : " (fetching missing intermediates would complete the chain)");
   } else {
     p.reason += " and it is not in the trust store";
   }
@@ -290,10 +313,11 @@ bool pin_matches(const std::vector<std::string>& pins, const std::vector<Certifi
 }
 
 void check_revocation_evidence(Verification& v, const VerifyOptions& options, X509_STORE* store,
-                               STACK_OF(X509) * chain, std::int64_t now) {
+                               STACK_OF(X509) * chain, std::int64_t now,
+                               detail::Clock::time_point network_deadline) {
   const int n = sk_X509_num(chain);
   if (n < 2) return;
-  const detail::RevocationContext ctx{store, chain, now, options.network_timeout};
+  const detail::RevocationContext ctx{store, chain, now, network_deadline};
   if (!options.ocsp_staple.empty()) {
     v.revocation.push_back(
         detail::check_ocsp_response(options.ocsp_staple, 0, ctx, "ocsp-staple", ""));
@@ -317,7 +341,11 @@ void check_revocation_evidence(Verification& v, const VerifyOptions& options, X5
     } else if (r.status == "error" && r.source == "ocsp-staple") {
       v.errors.push_back(
           {r.depth, "bad_ocsp_staple", "stapled OCSP response rejected: " + r.detail});
-    } else if (r.status == "error" || r.status == "unknown") {
+    } else if (r.status == "none" && r.depth > 0) {
+      // Many CAs publish no revocation source for their intermediates: nothing to ask, and
+      // not the server's fault. It stays visible in the JSON report.
+      continue;
+    } else if (r.status == "error" || r.status == "unknown" || r.status == "none") {
       const std::string text = via + " for " + who + ": " + r.detail;
       if (options.require_revocation) {
         v.errors.push_back({r.depth, "revocation_unavailable", text + " (--require-revocation)"});
@@ -359,6 +387,8 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   for (std::size_t i = 1; i < handles.size(); ++i) sk_X509_push(untrusted.get(), handles[i].get());
   const std::int64_t now = options.at_time.value_or(static_cast<std::int64_t>(std::time(nullptr)));
 
+  // One budget for every HTTP request verification makes (AIA, OCSP, CRL).
+  const auto network_deadline = detail::Clock::now() + options.network_timeout;
   auto path = build_path(leaf, untrusted.get(), options, trust.store.get());
   if (!path) return tl::unexpected(path.error());
 
@@ -381,7 +411,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
     if (!child) return tl::unexpected(child.error());
     std::vector<std::string> notes;
     if (options.fetch_missing) {
-      v.fetched_intermediates = fetch_missing_issuers(*path, options, notes);
+      v.fetched_intermediates = fetch_missing_issuers(*path, network_deadline, notes);
       if (!v.fetched_intermediates.empty()) {
         for (const auto& c : v.fetched_intermediates) {
           X509Ptr h = x509_from_certificate(c);
@@ -458,7 +488,10 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
            "no certificate in the chain matches the pinned key(s) " + list_names(options.pins)});
     }
   }
-  if (v.trusted) check_revocation_evidence(v, options, trust.store.get(), path->chain.get(), now);
+  if (v.trusted) {
+    check_revocation_evidence(v, options, trust.store.get(), path->chain.get(), now,
+                              network_deadline);
+  }
 
   const std::size_t gap_errors = (completed ? 1U : 0U) + from_store;
   v.ok = v.trusted && v.errors.empty();

@@ -34,7 +34,7 @@ struct VerifyOptions {
   // With check_revocation: an unreachable responder or unknown status fails verification
   // instead of producing a warning.
   bool require_revocation = false;
-  // Limit for each HTTP request made by the options above.
+  // Limit for all HTTP requests made by the options above together.
   std::chrono::milliseconds network_timeout{10000};
   // "sha256/BASE64" SPKI pins; when non-empty, some certificate in the chain must match one.
   std::vector<std::string> pins;

@@ -15,7 +15,7 @@ struct RevocationContext {
   X509_STORE* store;       // trust anchors (borrowed)
   STACK_OF(X509) * chain;  // the verified chain, leaf first (borrowed)
   std::int64_t now;
-  std::chrono::milliseconds timeout;
+  std::chrono::steady_clock::time_point deadline;  // for all requests together
 };
 
 // Checks an OCSP response (DER) about chain[depth] issued by chain[depth + 1]: signature,
@@ -25,7 +25,8 @@ RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int de
                                     const std::string& url);
 
 // Asks chain[depth]'s OCSP responder, else downloads its CRL. Returns status "error" with the
-// reason when no responder/CRL answered, "none" when the certificate names neither.
+// reason when no responder/CRL answered; source and status "none" when the certificate names
+// neither.
 RevocationCheck check_online(int depth, const RevocationContext& ctx);
 
 }  // namespace getcert::detail
