@@ -40,10 +40,10 @@ std::string without_colons(std::string s) {
   return s;
 }
 
-const char* const kAllCerts[] = {"root",     "intermediate", "untrusted-root", "rsa",
-                                 "ecdsa",    "ed25519",      "wildcard",       "ipsan",
-                                 "wronghost", "expired",     "notyet",         "sni-a",
-                                 "client",   "selfsigned",   "untrusted"};
+const char* const kAllCerts[] = {"root",      "intermediate", "untrusted-root", "rsa",
+                                 "ecdsa",     "ed25519",      "wildcard",       "ipsan",
+                                 "wronghost", "expired",      "notyet",         "sni-a",
+                                 "client",    "selfsigned",   "untrusted"};
 
 const std::string kRoot = "CN=getcert Test Root CA,O=getcert tests";
 const std::string kIntermediate = "CN=getcert Test Intermediate CA,O=getcert tests";

@@ -18,6 +18,7 @@
 #include "support/net.hpp"
 #include "support/tls_servers.hpp"
 
+using Catch::Matchers::Contains;
 using getcert::test::HostilePeer;
 using getcert::test::pki;
 using getcert::test::read_file;
@@ -25,7 +26,6 @@ using getcert::test::run_getcert;
 using getcert::test::RunResult;
 using getcert::test::ServedChain;
 using getcert::test::TlsServer;
-using Catch::Matchers::Contains;
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -40,7 +40,7 @@ constexpr int kExitOutputExists = 10;
 
 #define REQUIRE_TOOL(have, tool)                  \
   do {                                            \
-    if (!(have)) {                              \
+    if (!(have)) {                                \
       WARN("skipped: " tool " is not installed"); \
       return;                                     \
     }                                             \
@@ -96,8 +96,7 @@ std::string explain(const RunResult& r) {
 }
 
 // Runs getcert for every kind against servers[i] and compares with openssl s_client.
-void check_every_kind(const std::vector<LeafKind>& kinds,
-                      const std::vector<std::uint16_t>& ports) {
+void check_every_kind(const std::vector<LeafKind>& kinds, const std::vector<std::uint16_t>& ports) {
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     const LeafKind& kind = kinds[i];
     INFO("leaf kind: " << kind.name);
@@ -288,9 +287,9 @@ TEST_CASE("JSON output has the getcert/v1 keys, false booleans included", "[cli]
   for (std::size_t i = 0; i < 2; ++i) {
     INFO("presented_chain[" << i << "]");
     const Json& c = j.at("presented_chain").at(i);
-    for (const char* key : {"subject", "issuer", "serial", "not_before", "not_after", "days_left",
-                            "sans", "key", "signature_algorithm", "is_ca", "self_signed",
-                            "sha256", "sha1", "spki_sha256", "pem"}) {
+    for (const char* key :
+         {"subject", "issuer", "serial", "not_before", "not_after", "days_left", "sans", "key",
+          "signature_algorithm", "is_ca", "self_signed", "sha256", "sha1", "spki_sha256", "pem"}) {
       INFO("key: " << key);
       CHECK(c.contains(key));
     }
@@ -344,8 +343,9 @@ TEST_CASE("JSON output with two targets is JSON Lines, one object per target", "
   const auto nginx =
       nginx_serving({getcert::test::pki_chain("ecdsa"), getcert::test::pki_chain("rsa")});
   SECTION("both succeed") {
-    const auto r = run_getcert({target("localhost", nginx.port(0)), target("localhost", nginx.port(1)),
-                                "--ca-file", pki("ca-bundle.pem"), "-o", "json"});
+    const auto r =
+        run_getcert({target("localhost", nginx.port(0)), target("localhost", nginx.port(1)),
+                     "--ca-file", pki("ca-bundle.pem"), "-o", "json"});
     INFO(explain(r));
     CHECK(r.exit_code == kExitOk);
     const auto lines = lines_of(r.out);
@@ -388,15 +388,16 @@ TEST_CASE("text output shows subject, days left, SANs, fingerprints and the verd
                         Contains(colon_fp) && Contains("Verdict:    OK"));
   CHECK(r.out.find("-----BEGIN CERTIFICATE-----") == std::string::npos);
 
-  const auto far = run_getcert(ok_args(nginx.port(), {"-o", "text", "--at", "2100-01-01T00:00:00Z"}));
+  const auto far =
+      run_getcert(ok_args(nginx.port(), {"-o", "text", "--at", "2100-01-01T00:00:00Z"}));
   CHECK(far.exit_code == kExitVerify);
   CHECK_THAT(far.out, Contains("FAILED") && Contains("EXPIRED"));
 }
 
 TEST_CASE("select option picks the certificates written", "[cli]") {
   REQUIRE_TOOL(getcert::test::have_nginx(), "nginx");
-  const auto nginx = nginx_serving(
-      {getcert::test::pki_chain("ecdsa"), getcert::test::pki_chain("untrusted")});
+  const auto nginx =
+      nginx_serving({getcert::test::pki_chain("ecdsa"), getcert::test::pki_chain("untrusted")});
   auto select = [&](const std::string& what, std::size_t slot = 0,
                     std::vector<std::string> extra = {}) {
     extra.insert(extra.begin(), {"--select", what});
@@ -488,8 +489,8 @@ TEST_CASE("trust store choices: ca-dir, and the system store by default", "[cli]
   CHECK(system.exit_code == kExitVerify);
   CHECK(system.out.empty());
 
-  const auto missing = run_getcert({target("localhost", nginx.port()), "--ca-file",
-                                    "/nonexistent/getcert/ca.pem"});
+  const auto missing =
+      run_getcert({target("localhost", nginx.port()), "--ca-file", "/nonexistent/getcert/ca.pem"});
   CHECK(missing.exit_code == 11);
   CHECK_THAT(missing.err, Contains("/nonexistent/getcert/ca.pem"));
 }

@@ -9,10 +9,10 @@
 #include "support/commands.hpp"
 #include "support/hostile_peer.hpp"
 
+using Catch::Matchers::Contains;
 using getcert::Endpoint;
 using getcert::Errc;
 using getcert::parse_endpoint;
-using Catch::Matchers::Contains;
 
 namespace {
 

@@ -13,6 +13,8 @@
 #include "support/net.hpp"
 #include "support/tls_servers.hpp"
 
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using getcert::Errc;
 using getcert::FetchOptions;
 using getcert::FetchResult;
@@ -20,8 +22,6 @@ using getcert::test::HostilePeer;
 using getcert::test::pki;
 using getcert::test::pki_chain;
 using getcert::test::read_file;
-using Catch::Matchers::Contains;
-using Catch::Matchers::StartsWith;
 using namespace std::chrono_literals;
 
 namespace {
@@ -55,18 +55,17 @@ std::string problems(const FetchResult& r) {
   return out;
 }
 
-#define REQUIRE_TOOL(have, tool)                         \
-  do {                                                   \
-    if (!(have)) {                                       \
-      WARN("skipped: " tool " is not installed");        \
-      return;                                            \
-    }                                                    \
+#define REQUIRE_TOOL(have, tool)                  \
+  do {                                            \
+    if (!(have)) {                                \
+      WARN("skipped: " tool " is not installed"); \
+      return;                                     \
+    }                                             \
   } while (false)
 
 }  // namespace
 
-TEST_CASE("presented chain is exactly what nginx serves, in order and byte for byte",
-          "[fetch]") {
+TEST_CASE("presented chain is exactly what nginx serves, in order and byte for byte", "[fetch]") {
   REQUIRE_TOOL(getcert::test::have_nginx(), "nginx");
   const char* leaves[] = {"rsa", "ecdsa", "ed25519"};
   getcert::test::NginxOptions config;
@@ -266,8 +265,8 @@ TEST_CASE("IPv6 loopback", "[fetch]") {
   CHECK(r.verification.ok);  // ecdsa has IP SAN ::1
   CHECK(getcert::to_pem(r.presented_chain) == read_file(pki("ecdsa-chain.pem")));
 
-  const auto url = fetched("https://[::1]:" + std::to_string(nginx.port()) + "/health",
-                           trusting_test_root());
+  const auto url =
+      fetched("https://[::1]:" + std::to_string(nginx.port()) + "/health", trusting_test_root());
   CHECK(url.target.address == "::1");
 }
 
@@ -285,8 +284,8 @@ TEST_CASE("a server that rejects the server name is tls_handshake_failed with it
   auto r = getcert::fetch(at(server.port(), "localhost"), opts);
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::tls_handshake_failed);
-  CHECK_THAT(r.error().message, Contains("rejected the TLS handshake") &&
-                                    Contains("unrecognized name"));
+  CHECK_THAT(r.error().message,
+             Contains("rejected the TLS handshake") && Contains("unrecognized name"));
   opts.sni = "a.sni.test";
   CHECK(leaf_cn(fetched(at(server.port(), "localhost"), opts)) == "a.sni.test");
 }

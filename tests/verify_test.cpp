@@ -11,13 +11,13 @@
 #include "getcert/verify.hpp"
 #include "support/files.hpp"
 
+using Catch::Matchers::Contains;
 using getcert::Certificate;
 using getcert::Errc;
 using getcert::Verification;
 using getcert::VerifyOptions;
 using getcert::test::pki;
 using getcert::test::read_file;
-using Catch::Matchers::Contains;
 
 namespace {
 
@@ -53,7 +53,8 @@ bool has_code(const Verification& v, const std::string& code) {
 
 std::string codes(const Verification& v) {
   std::string out;
-  for (const auto& e : v.errors) out += "[" + std::to_string(e.depth) + "] " + e.code + ": " + e.reason + "\n";
+  for (const auto& e : v.errors)
+    out += "[" + std::to_string(e.depth) + "] " + e.code + ": " + e.reason + "\n";
   return out;
 }
 
@@ -101,8 +102,9 @@ TEST_CASE("expired leaf: reason says how long ago", "[verify]") {
   REQUIRE(v->errors.size() == 1);
   CHECK(v->errors[0].code == "expired");
   CHECK(v->errors[0].depth == 0);
-  CHECK_THAT(v->errors[0].reason, Contains("'expired.test'") &&
-                                      Contains("expired " + std::to_string(days_ago) + " days ago"));
+  CHECK_THAT(
+      v->errors[0].reason,
+      Contains("'expired.test'") && Contains("expired " + std::to_string(days_ago) + " days ago"));
 
   SECTION("as of the day the PKI was made it is exactly 12 days") {
     auto at = trusting_test_root("expired.test");
@@ -222,8 +224,7 @@ TEST_CASE("chain to a root that is not trusted", "[verify]") {
   CHECK_THAT(v.errors[0].reason, Contains("'getcert Untrusted Root'"));
 }
 
-TEST_CASE("leaf without its intermediate: the reason names the missing intermediate",
-          "[verify]") {
+TEST_CASE("leaf without its intermediate: the reason names the missing intermediate", "[verify]") {
   const auto v = verify({"ecdsa.pem"}, trusting_test_root("ecdsa.test"));
   INFO(codes(v));
   CHECK_FALSE(v.ok);
@@ -234,8 +235,7 @@ TEST_CASE("leaf without its intermediate: the reason names the missing intermedi
   CHECK_THAT(v.errors[0].reason, Contains("'getcert Test Intermediate CA'"));
 }
 
-TEST_CASE("a leaf-only chain completed from the trust store still reports the gap",
-          "[verify]") {
+TEST_CASE("a leaf-only chain completed from the trust store still reports the gap", "[verify]") {
   getcert::test::TempDir dir;
   getcert::test::write_file(dir / "anchors.pem",
                             read_file(pki("root.pem")) + read_file(pki("intermediate.pem")));
@@ -261,11 +261,12 @@ TEST_CASE("client certificate fails the server purpose", "[verify]") {
   CHECK(verify({"client-chain.pem"}, as_client).ok);
   as_client.purpose = getcert::Purpose::any;
   CHECK(verify({"client-chain.pem"}, as_client).ok);
-  CHECK_FALSE(verify({"ecdsa-chain.pem"}, [] {
-                auto o = trusting_test_root("");
-                o.purpose = getcert::Purpose::client;
-                return o;
-              }())
+  CHECK_FALSE(verify({"ecdsa-chain.pem"},
+                     [] {
+                       auto o = trusting_test_root("");
+                       o.purpose = getcert::Purpose::client;
+                       return o;
+                     }())
                   .ok);
 }
 
@@ -295,11 +296,12 @@ TEST_CASE("a trust store without our root trusts nothing of ours", "[verify]") {
   const auto v = verify({"ecdsa-chain.pem"}, o);
   CHECK_FALSE(v.ok);
   CHECK_FALSE(v.trusted);
-  CHECK(verify({"untrusted-chain.pem"}, [&] {
-          auto u = o;
-          u.name = "untrusted.test";
-          return u;
-        }())
+  CHECK(verify({"untrusted-chain.pem"},
+               [&] {
+                 auto u = o;
+                 u.name = "untrusted.test";
+                 return u;
+               }())
             .ok);
 }
 

@@ -61,7 +61,8 @@ struct VectorRow {
 std::vector<VectorRow> load_manifest(const fs::path& dir);
 
 // What `openssl pkcs12 -nodes` extracts, normalised: keys as `openssl pkey -outform DER` (one
-// canonical encoding per key, whatever PEM form it came in), certs as DER in output order. `password_bytes` is written to a file for -passin (exact bytes).
+// canonical encoding per key, whatever PEM form it came in), certs as DER in output order.
+// `password_bytes` is written to a file for -passin (exact bytes).
 struct OpensslContents {
   bool ok = false;
   std::string error;

@@ -110,8 +110,9 @@ std::string HostilePeer::read_hello(int fd) {
   char buf[4096];
   while (bytes.size() < sizeof buf) {
     if (bytes.size() >= 5 && static_cast<unsigned char>(bytes[0]) == 0x16) {
-      const std::size_t record = 5 + (static_cast<std::size_t>(static_cast<unsigned char>(bytes[3])) << 8) +
-                                 static_cast<unsigned char>(bytes[4]);
+      const std::size_t record =
+          5 + (static_cast<std::size_t>(static_cast<unsigned char>(bytes[3])) << 8) +
+          static_cast<unsigned char>(bytes[4]);
       if (bytes.size() >= record) break;
     } else if (bytes.size() >= 5) {
       break;  // not TLS: whatever arrived is enough
@@ -185,7 +186,7 @@ std::optional<std::string> sni_of_client_hello(const std::string& hello) {
   need(pos, 2);
   pos += 2 + u16(pos);  // cipher suites
   need(pos, 1);
-  pos += 1 + p[pos];  // compression methods
+  pos += 1 + p[pos];                  // compression methods
   if (pos == n) return std::nullopt;  // no extensions at all
   need(pos, 2);
   const std::size_t end = pos + 2 + u16(pos);

@@ -1,11 +1,11 @@
 #include "support/tls_servers.hpp"
 
+#include <unistd.h>
 #include <chrono>
 #include <functional>
 #include <map>
 #include <sstream>
 #include <stdexcept>
-#include <unistd.h>
 
 #include "support/net.hpp"
 
@@ -114,11 +114,16 @@ TlsServer start_openssl_server(const OpenSslServerOptions& options) {
         // With OpenSSL 3.0, -cert FILE sends only FILE's first certificate; the rest must
         // come from -cert_chain.
         const auto [leaf, rest] = split_chain(options.served, dir);
-        std::vector<std::string> argv = {GETCERT_TEST_OPENSSL, "s_server",
-                                         "-accept", "127.0.0.1:" + std::to_string(ports[0]),
-                                         "-cert", leaf,
-                                         "-key", options.served.key_file,
-                                         "-www", "-no_dhe"};
+        std::vector<std::string> argv = {GETCERT_TEST_OPENSSL,
+                                         "s_server",
+                                         "-accept",
+                                         "127.0.0.1:" + std::to_string(ports[0]),
+                                         "-cert",
+                                         leaf,
+                                         "-key",
+                                         options.served.key_file,
+                                         "-www",
+                                         "-no_dhe"};
         if (!rest.empty()) argv.insert(argv.end(), {"-cert_chain", rest});
         if (!options.sni_name.empty()) {
           const auto [leaf2, rest2] = split_chain(options.sni_served, dir);
@@ -160,20 +165,19 @@ TlsServer start_nginx(const NginxOptions& options) {
         conf << "}\n";
         const std::string conf_path = dir / "nginx.conf";
         write_file(conf_path, conf.str());
-        return std::vector<std::string>{GETCERT_TEST_NGINX, "-p", d + "/", "-c", conf_path,
-                                        "-e", d + "/error.log"};
+        return std::vector<std::string>{GETCERT_TEST_NGINX, "-p", d + "/",         "-c",
+                                        conf_path,          "-e", d + "/error.log"};
       });
 }
 
 TlsServer start_gnutls_server(const ServedChain& served) {
-  return start_with_retry("gnutls-serv", 1, false,
-                          [&served](const std::vector<std::uint16_t>& ports, TempDir&) {
-                            return std::vector<std::string>{
-                                GETCERT_TEST_GNUTLS_SERV,   "--x509certfile",
-                                served.chain_pem_file,      "--x509keyfile",
-                                served.key_file,            "-p",
-                                std::to_string(ports[0])};
-                          });
+  return start_with_retry(
+      "gnutls-serv", 1, false, [&served](const std::vector<std::uint16_t>& ports, TempDir&) {
+        return std::vector<std::string>{GETCERT_TEST_GNUTLS_SERV, "--x509certfile",
+                                        served.chain_pem_file,    "--x509keyfile",
+                                        served.key_file,          "-p",
+                                        std::to_string(ports[0])};
+      });
 }
 
 }  // namespace getcert::test

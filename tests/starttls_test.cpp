@@ -1,0 +1,90 @@
+// STARTTLS: getcert speaks each protocol's plain-text preamble to a real server (a small
+// Python server that then hands the socket to TLS), and the chain it prints equals what the
+// server presents; a refused upgrade and a silent server give clear errors.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "support/commands.hpp"
+#include "support/files.hpp"
+#include "support/net.hpp"
+#include "support/process.hpp"
+
+namespace {
+
+using Catch::Matchers::Contains;
+using getcert::test::pki;
+using getcert::test::Process;
+using getcert::test::run_getcert;
+
+struct StartTlsServer {
+  Process process;
+  std::uint16_t port;
+};
+
+StartTlsServer start(const std::string& protocol, bool refuse = false) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const std::uint16_t port = getcert::test::free_port();
+    std::vector<std::string> argv{"python3",
+                                  GETCERT_STARTTLS_SERVER,
+                                  protocol,
+                                  std::to_string(port),
+                                  pki("rsa-chain.pem"),
+                                  pki("rsa.key")};
+    if (refuse) argv.emplace_back("--refuse");
+    getcert::test::SpawnOptions options;
+    options.die_with_parent = true;
+    Process p = Process::spawn(argv, options);
+    if (getcert::test::wait_for_port("127.0.0.1", port, std::chrono::seconds(5), &p)) {
+      return {std::move(p), port};
+    }
+  }
+  FAIL("the STARTTLS test server did not start");
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("STARTTLS: every protocol upgrades and yields the presented chain", "[fetch][cli]") {
+  const std::string expected = getcert::test::read_file(pki("rsa-chain.pem"));
+  for (const std::string protocol : {"smtp", "imap", "pop3", "ftp", "postgres"}) {
+    INFO("protocol " << protocol);
+    auto server = start(protocol);
+    const auto r = run_getcert({"--starttls", protocol, "localhost:" + std::to_string(server.port),
+                                "--ca-file", pki("root.pem")});
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == expected);
+    CHECK(r.err.empty());
+  }
+}
+
+TEST_CASE("STARTTLS: a server that declines the upgrade is a one-line TLS error", "[fetch][cli]") {
+  auto server = start("smtp", /*refuse=*/true);
+  const auto r = run_getcert({"--starttls", "smtp", "localhost:" + std::to_string(server.port),
+                              "--ca-file", pki("root.pem")});
+  CHECK(r.exit_code == 4);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Contains("did not accept the switch to TLS") && Contains("454"));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+TEST_CASE("STARTTLS: a TLS-only port answers nothing to the preamble and times out",
+          "[fetch][cli]") {
+  // An SMTP client waits for a greeting; a server waiting for a ClientHello says nothing.
+  auto server = start("postgres");  // waits for 8 bytes, never greets
+  const auto r =
+      run_getcert({"--starttls", "smtp", "--timeout", "1s",
+                   "localhost:" + std::to_string(server.port), "--ca-file", pki("root.pem")},
+                  std::chrono::seconds(10));
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.err, Contains("did not answer the STARTTLS exchange in time"));
+  CHECK(r.elapsed < std::chrono::milliseconds(2500));
+}
+
+TEST_CASE("STARTTLS: unknown protocol is a usage error", "[cli]") {
+  const auto r = run_getcert({"--starttls", "gopher", "localhost:1"});
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Contains("--starttls") && Contains("smtp"));
+}
