@@ -40,12 +40,18 @@ struct FetchArgs {
 // Default port of each STARTTLS protocol, used when the target names none.
 std::uint16_t default_port(StartTls protocol) {
   switch (protocol) {
-    case StartTls::smtp: return 25;
-    case StartTls::imap: return 143;
-    case StartTls::pop3: return 110;
-    case StartTls::ftp: return 21;
-    case StartTls::postgres: return 5432;
-    case StartTls::none: break;
+    case StartTls::smtp:
+      return 25;
+    case StartTls::imap:
+      return 143;
+    case StartTls::pop3:
+      return 110;
+    case StartTls::ftp:
+      return 21;
+    case StartTls::postgres:
+      return 5432;
+    case StartTls::none:
+      break;
   }
   return 443;
 }

@@ -168,8 +168,8 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
 
   auto conn = detail::dial_tcp(endpoint.host, endpoint.port, deadline, options.connect_timeout);
   if (!conn) return tl::unexpected(conn.error());
-  if (auto upgraded = detail::negotiate_starttls(options.starttls, conn->fd.get(), endpoint.host,
-                                                 deadline);
+  if (auto upgraded =
+          detail::negotiate_starttls(options.starttls, conn->fd.get(), endpoint.host, deadline);
       !upgraded) {
     Error e = upgraded.error();
     e.message = target + ": " + e.message;

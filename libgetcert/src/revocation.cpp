@@ -168,8 +168,8 @@ RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int de
                          ")");
   }
   if (r.next_update && *r.next_update + kClockSkewSeconds < ctx.now) {
-    return failed(r, "the OCSP response is stale (nextUpdate was " + format_utc(*r.next_update) +
-                         ")");
+    return failed(r,
+                  "the OCSP response is stale (nextUpdate was " + format_utc(*r.next_update) + ")");
   }
   switch (status) {
     case V_OCSP_CERTSTATUS_GOOD:

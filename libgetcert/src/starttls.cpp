@@ -39,7 +39,8 @@ class LineChannel {
       if (n == 1) {
         if (c == '\n') break;
         if (c != '\r') line.push_back(c);
-        if (line.size() > 4096) return fail(Errc::not_tls, protocol_ + " server sent an overlong line");
+        if (line.size() > 4096)
+          return fail(Errc::not_tls, protocol_ + " server sent an overlong line");
         continue;
       }
       if (n == 0) {
@@ -80,7 +81,8 @@ class LineChannel {
       rc = ::poll(&pfd, 1, millis_until(deadline_));
     } while (rc < 0 && errno == EINTR);
     if (rc == 0) {
-      return fail(Errc::timeout, protocol_ + " server did not answer the STARTTLS exchange in time");
+      return fail(Errc::timeout,
+                  protocol_ + " server did not answer the STARTTLS exchange in time");
     }
     if (rc < 0) return io_failure();
     return {};
@@ -158,12 +160,13 @@ Result<void> ftp(LineChannel& ch) {
 
 Result<void> postgres(LineChannel& ch) {
   // SSLRequest: length 8, code 80877103; the server answers one byte, 'S' to proceed.
-  static constexpr std::array<char, 8> kSslRequest{0, 0, 0, 8, 0x04, static_cast<char>(0xd2), 0x16,
-                                                   0x2f};
+  static constexpr std::array<char, 8> kSslRequest{0,    0,   0, 8, 0x04, static_cast<char>(0xd2),
+                                                   0x16, 0x2f};
   if (auto ok = ch.send(std::string(kSslRequest.data(), kSslRequest.size())); !ok) return ok;
   auto answer = ch.read_bytes(1);
   if (!answer) return tl::unexpected(answer.error());
-  if (*answer != "S") return tl::unexpected(ch.refused(*answer == "N" ? "N: SSL not enabled" : *answer));
+  if (*answer != "S")
+    return tl::unexpected(ch.refused(*answer == "N" ? "N: SSL not enabled" : *answer));
   return {};
 }
 
@@ -172,7 +175,8 @@ Result<void> postgres(LineChannel& ch) {
 Result<void> negotiate_starttls(StartTls protocol, int fd, const std::string& /*host*/,
                                 Clock::time_point deadline) {
   switch (protocol) {
-    case StartTls::none: return {};
+    case StartTls::none:
+      return {};
     case StartTls::smtp: {
       LineChannel ch(fd, deadline, "SMTP");
       return smtp(ch);

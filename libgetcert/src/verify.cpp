@@ -167,13 +167,15 @@ std::optional<VerifyProblem> check_name(X509* leaf, const Certificate& model,
     const bool has_sans = !model.sans.dns.empty() || !model.sans.ip.empty() ||
                           !model.sans.uri.empty() || !model.sans.email.empty();
     if (!model.sans.dns.empty()) {
-      p.reason = "name mismatch: certificate is for " + list_names(model.sans.dns) + ", not " + name;
+      p.reason =
+          "name mismatch: certificate is for " + list_names(model.sans.dns) + ", not " + name;
     } else if (has_sans) {
       // With SANs present the CN is never a name (RFC 6125), so do not cite it as one.
-      p.reason = "name mismatch: certificate has no DNS names" +
-                 (model.sans.ip.empty() ? std::string()
-                                        : " (only IP addresses: " + list_names(model.sans.ip) + ")") +
-                 ", so it is not valid for " + name;
+      p.reason =
+          "name mismatch: certificate has no DNS names" +
+          (model.sans.ip.empty() ? std::string()
+                                 : " (only IP addresses: " + list_names(model.sans.ip) + ")") +
+          ", so it is not valid for " + name;
     } else {
       p.reason = "name mismatch: certificate is for " +
                  (model.subject_cn.empty() ? std::string("no name") : model.subject_cn + " (CN)") +

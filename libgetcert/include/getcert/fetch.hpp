@@ -37,7 +37,7 @@ struct FetchOptions {
   bool fetch_missing = true;      // complete a chain the server sent incomplete via AIA
   bool check_revocation = false;  // query OCSP responders / CRLs (see VerifyOptions)
   bool require_revocation = false;
-  std::vector<std::string> pins;  // "sha256/BASE64" SPKI pins
+  std::vector<std::string> pins;       // "sha256/BASE64" SPKI pins
   StartTls starttls = StartTls::none;  // plain-text preamble before the handshake
 };
 
