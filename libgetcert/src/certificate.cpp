@@ -35,6 +35,54 @@ std::string base64(const unsigned char* data, std::size_t len) {
   return out;
 }
 
+KeyInfo key_info(const EVP_PKEY* key) {
+  KeyInfo info;
+  info.bits = EVP_PKEY_get_bits(key);
+  switch (EVP_PKEY_get_base_id(key)) {
+    case EVP_PKEY_RSA:
+      info.type = "RSA";
+      break;
+    case EVP_PKEY_RSA_PSS:
+      info.type = "RSA-PSS";
+      break;
+    case EVP_PKEY_EC:
+      info.type = "EC";
+      break;
+    case EVP_PKEY_ED25519:
+      info.type = "Ed25519";
+      break;
+    case EVP_PKEY_ED448:
+      info.type = "Ed448";
+      break;
+    case EVP_PKEY_X25519:
+      info.type = "X25519";
+      break;
+    case EVP_PKEY_X448:
+      info.type = "X448";
+      break;
+    case EVP_PKEY_DSA:
+      info.type = "DSA";
+      break;
+    case EVP_PKEY_DH:
+      info.type = "DH";
+      break;
+    default: {
+      const char* name = EVP_PKEY_get0_type_name(key);
+      info.type = name != nullptr ? name : "unknown";
+    }
+  }
+  if (info.type == "EC") {
+    std::array<char, 80> group{};
+    std::size_t len = 0;
+    if (EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group.data(), group.size(),
+                                       &len) == 1) {
+      const char* nist = EC_curve_nid2nist(OBJ_sn2nid(group.data()));
+      info.curve = nist != nullptr ? nist : group.data();
+    }
+  }
+  return info;
+}
+
 std::int64_t asn1_time_to_epoch(const ASN1_TIME* t) {
   std::tm tm{};
   if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1) return 0;
@@ -121,47 +169,9 @@ void read_aia(X509* cert, Certificate& out) {
 }
 
 KeyInfo read_key(X509* cert) {
-  KeyInfo info;
   const EVP_PKEY* key = X509_get0_pubkey(cert);
-  if (key == nullptr) {
-    info.type = "unknown";
-    return info;
-  }
-  info.bits = EVP_PKEY_get_bits(key);
-  switch (EVP_PKEY_get_base_id(key)) {
-    case EVP_PKEY_RSA:
-      info.type = "RSA";
-      break;
-    case EVP_PKEY_RSA_PSS:
-      info.type = "RSA-PSS";
-      break;
-    case EVP_PKEY_EC:
-      info.type = "EC";
-      break;
-    case EVP_PKEY_ED25519:
-      info.type = "Ed25519";
-      break;
-    case EVP_PKEY_ED448:
-      info.type = "Ed448";
-      break;
-    case EVP_PKEY_DSA:
-      info.type = "DSA";
-      break;
-    default: {
-      const char* name = EVP_PKEY_get0_type_name(key);
-      info.type = name != nullptr ? name : "unknown";
-    }
-  }
-  if (info.type == "EC") {
-    std::array<char, 80> group{};
-    std::size_t len = 0;
-    if (EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group.data(), group.size(),
-                                       &len) == 1) {
-      const char* nist = EC_curve_nid2nist(OBJ_sn2nid(group.data()));
-      info.curve = nist != nullptr ? nist : group.data();
-    }
-  }
-  return info;
+  if (key == nullptr) return KeyInfo{"unknown", 0, {}};
+  return key_info(key);
 }
 
 std::string digest_hex(X509* cert, const EVP_MD* md) {

@@ -76,18 +76,33 @@ Result<Connection> connect_for(const ParsedUrl& url, std::chrono::milliseconds t
   return dial_tcp(host, port, Clock::now() + timeout, timeout);
 }
 
-}  // namespace
+// A connected socket wrapped for OpenSSL's HTTP client (which must not close it).
+struct HttpLink {
+  ParsedUrl url;
+  Connection conn;
+  BioPtr bio;
+};
 
-Result<std::vector<std::uint8_t>> http_get(const std::string& url,
-                                           std::chrono::milliseconds timeout) {
+Result<HttpLink> open_link(const std::string& url, std::chrono::milliseconds timeout) {
   auto parsed = parse_http_url(url);
   if (!parsed) return tl::unexpected(parsed.error());
   auto conn = connect_for(*parsed, timeout);
   if (!conn) return tl::unexpected(conn.error());
   clear_errors();
-  BioPtr sock(BIO_new_socket(conn->fd.get(), BIO_NOCLOSE));
-  BioPtr body(OSSL_HTTP_get(url.c_str(), nullptr, nullptr, sock.get(), sock.get(), nullptr, nullptr,
-                            0, nullptr, nullptr, 0, kMaxHttpBody, whole_seconds(timeout)));
+  BioPtr bio(BIO_new_socket(conn->fd.get(), BIO_NOCLOSE));
+  if (!bio) return fail(Errc::internal, "out of memory", drain_errors());
+  return HttpLink{std::move(*parsed), std::move(*conn), std::move(bio)};
+}
+
+}  // namespace
+
+Result<std::vector<std::uint8_t>> http_get(const std::string& url,
+                                           std::chrono::milliseconds timeout) {
+  auto link = open_link(url, timeout);
+  if (!link) return tl::unexpected(link.error());
+  BIO* sock = link->bio.get();
+  BioPtr body(OSSL_HTTP_get(url.c_str(), nullptr, nullptr, sock, sock, nullptr, nullptr, 0, nullptr,
+                            nullptr, 0, kMaxHttpBody, whole_seconds(timeout)));
   if (!body) return tl::unexpected(transfer_error("GET", url, timeout));
   return read_body(body.get());
 }
@@ -95,17 +110,14 @@ Result<std::vector<std::uint8_t>> http_get(const std::string& url,
 Result<std::vector<std::uint8_t>> http_post(const std::string& url, const std::string& content_type,
                                             const std::vector<std::uint8_t>& body,
                                             std::chrono::milliseconds timeout) {
-  auto parsed = parse_http_url(url);
-  if (!parsed) return tl::unexpected(parsed.error());
-  auto conn = connect_for(*parsed, timeout);
-  if (!conn) return tl::unexpected(conn.error());
-  clear_errors();
-  BioPtr sock(BIO_new_socket(conn->fd.get(), BIO_NOCLOSE));
+  auto link = open_link(url, timeout);
+  if (!link) return tl::unexpected(link.error());
+  BIO* sock = link->bio.get();
   BioPtr request(BIO_new_mem_buf(body.data(), static_cast<int>(body.size())));
   BioPtr response(OSSL_HTTP_transfer(
-      nullptr, parsed->host.c_str(), parsed->port.c_str(), parsed->path.c_str(), 0, nullptr,
-      nullptr, sock.get(), sock.get(), nullptr, nullptr, 0, nullptr, content_type.c_str(),
-      request.get(), nullptr, 0, kMaxHttpBody, whole_seconds(timeout), 0));
+      nullptr, link->url.host.c_str(), link->url.port.c_str(), link->url.path.c_str(), 0, nullptr,
+      nullptr, sock, sock, nullptr, nullptr, 0, nullptr, content_type.c_str(), request.get(),
+      nullptr, 0, kMaxHttpBody, whole_seconds(timeout), 0));
   if (!response) return tl::unexpected(transfer_error("POST", url, timeout));
   return read_body(response.get());
 }

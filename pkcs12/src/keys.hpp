@@ -19,9 +19,6 @@ struct ParsedKey {
 // Parses PKCS#8 PrivateKeyInfo (BER tolerated, re-encoded as DER). Errors: malformed_input.
 Result<ParsedKey> parse_pkcs8(Bytes der);
 
-// Type/size/curve of a loaded key, named like Certificate::key.
-KeyInfo key_info(const EVP_PKEY* key);
-
 // PEM armour ("-----BEGIN <label>-----", 64-column base64) into wiped memory.
 SecureString pem_encode(std::string_view label, Bytes der);
 

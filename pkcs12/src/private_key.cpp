@@ -7,6 +7,7 @@
 #include <climits>
 
 #include "algorithms.hpp"
+#include "detail/x509_util.hpp"
 #include "keys.hpp"
 #include "ossl_extra.hpp"
 
@@ -22,54 +23,6 @@ using getcert::detail::clear_errors;
 using getcert::detail::drain_errors;
 using getcert::detail::EvpPkeyPtr;
 using getcert::detail::Pkcs8InfoPtr;
-
-KeyInfo key_info(const EVP_PKEY* key) {
-  KeyInfo info;
-  info.bits = EVP_PKEY_get_bits(key);
-  switch (EVP_PKEY_get_base_id(key)) {
-    case EVP_PKEY_RSA:
-      info.type = "RSA";
-      break;
-    case EVP_PKEY_RSA_PSS:
-      info.type = "RSA-PSS";
-      break;
-    case EVP_PKEY_EC:
-      info.type = "EC";
-      break;
-    case EVP_PKEY_ED25519:
-      info.type = "Ed25519";
-      break;
-    case EVP_PKEY_ED448:
-      info.type = "Ed448";
-      break;
-    case EVP_PKEY_X25519:
-      info.type = "X25519";
-      break;
-    case EVP_PKEY_X448:
-      info.type = "X448";
-      break;
-    case EVP_PKEY_DSA:
-      info.type = "DSA";
-      break;
-    case EVP_PKEY_DH:
-      info.type = "DH";
-      break;
-    default: {
-      const char* name = EVP_PKEY_get0_type_name(key);
-      info.type = name != nullptr ? name : "unknown";
-    }
-  }
-  if (info.type == "EC") {
-    std::array<char, 80> group{};
-    std::size_t len = 0;
-    if (EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group.data(), group.size(),
-                                       &len) == 1) {
-      const char* nist = EC_curve_nid2nist(OBJ_sn2nid(group.data()));
-      info.curve = nist != nullptr ? nist : group.data();
-    }
-  }
-  return info;
-}
 
 Result<ParsedKey> parse_pkcs8(Bytes der) {
   clear_errors();
@@ -87,7 +40,7 @@ Result<ParsedKey> parse_pkcs8(Bytes der) {
   OPENSSL_clear_free(enc, static_cast<std::size_t>(len));
   out.pkey.reset(EVP_PKCS82PKEY(p8.get()));
   if (out.pkey) {
-    out.info = key_info(out.pkey.get());
+    out.info = getcert::detail::key_info(out.pkey.get());
   } else {
     // Algorithms OpenSSL cannot load (GOST, ...) are still handed through as PKCS#8.
     clear_errors();

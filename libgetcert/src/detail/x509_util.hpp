@@ -19,6 +19,8 @@ X509Ptr x509_from_certificate(const Certificate& cert);
 std::string hex_upper(const unsigned char* data, std::size_t len);
 // Standard base64 (no line breaks).
 std::string base64(const unsigned char* data, std::size_t len);
+// Type, size and curve of a public or private key.
+KeyInfo key_info(const EVP_PKEY* key);
 // ASN1_TIME to seconds since the epoch.
 std::int64_t asn1_time_to_epoch(const ASN1_TIME* t);
 
