@@ -12,6 +12,7 @@
 
 #include "getcert/certificate.hpp"
 #include "getcert/endpoint.hpp"
+#include "support/cli_checks.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
 #include "support/hostile_peer.hpp"
@@ -29,14 +30,9 @@ using getcert::test::TlsServer;
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
-namespace {
+using namespace getcert::test;  // exit codes, explain(), parse_json()
 
-constexpr int kExitOk = 0;
-constexpr int kExitUsage = 2;
-constexpr int kExitNetwork = 3;
-constexpr int kExitTls = 4;
-constexpr int kExitVerify = 5;
-constexpr int kExitOutputExists = 10;
+namespace {
 
 #define REQUIRE_TOOL(have, tool)                  \
   do {                                            \
@@ -90,11 +86,6 @@ std::vector<std::string> args_for(const LeafKind& kind, std::uint16_t port,
   return args;
 }
 
-std::string explain(const RunResult& r) {
-  return "exit " + std::to_string(r.exit_code) + (r.timed_out ? " (timed out)" : "") +
-         "\n--- stdout:\n" + r.out + "--- stderr:\n" + r.err;
-}
-
 // Runs getcert for every kind against servers[i] and compares with openssl s_client.
 void check_every_kind(const std::vector<LeafKind>& kinds, const std::vector<std::uint16_t>& ports) {
   for (std::size_t i = 0; i < kinds.size(); ++i) {
@@ -121,15 +112,6 @@ void check_every_kind(const std::vector<LeafKind>& kinds, const std::vector<std:
       CHECK_THAT(insecure.err, Contains(kind.reason));
     }
   }
-}
-
-Json parse_json(const std::string& text) {
-  try {
-    return Json::parse(text);
-  } catch (const std::exception& e) {
-    FAIL("not JSON (" << e.what() << "): " << text);
-  }
-  return {};
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "support/cli_checks.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
 #include "support/process.hpp"
@@ -29,30 +30,12 @@ using getcert::test::write_file;
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
-namespace {
+using namespace getcert::test;  // exit codes, explain(), parse_json()
 
-constexpr int kExitOk = 0;
-constexpr int kExitUsage = 2;
-constexpr int kExitWrongPassword = 7;
-constexpr int kExitMalformed = 8;
-constexpr int kExitOutputExists = 10;
+namespace {
 
 // Distinctive, with shell and JSON metacharacters, so an echo of it cannot go unnoticed.
 const std::string kPassword = "Tr0ub4dor&3 \"p12\" $pw";
-
-std::string explain(const RunResult& r) {
-  return "exit " + std::to_string(r.exit_code) + (r.timed_out ? " (timed out)" : "") +
-         "\n--- stdout:\n" + r.out + "--- stderr:\n" + r.err;
-}
-
-Json parse_json(const std::string& text) {
-  try {
-    return Json::parse(text);
-  } catch (const std::exception& e) {
-    FAIL("not JSON (" << e.what() << "): " << text);
-  }
-  return {};
-}
 
 struct Env {
   std::vector<std::string> vars;

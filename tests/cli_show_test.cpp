@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "getcert/certificate.hpp"
+#include "support/cli_checks.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
 #include "support/tls_servers.hpp"
@@ -24,27 +25,9 @@ using getcert::test::RunResult;
 using getcert::test::TempDir;
 using Json = nlohmann::json;
 
+using namespace getcert::test;  // exit codes, explain(), parse_json()
+
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitVerify = 5;
-constexpr int kExitExpiring = 6;
-constexpr int kExitMalformed = 8;
-constexpr int kExitIo = 11;
-
-std::string explain(const RunResult& r) {
-  return "exit " + std::to_string(r.exit_code) + (r.timed_out ? " (timed out)" : "") +
-         "\n--- stdout:\n" + r.out + "--- stderr:\n" + r.err;
-}
-
-Json parse_json(const std::string& text) {
-  try {
-    return Json::parse(text);
-  } catch (const std::exception& e) {
-    FAIL("not JSON (" << e.what() << "): " << text);
-  }
-  return {};
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;

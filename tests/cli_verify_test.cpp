@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "getcert/certificate.hpp"
+#include "support/cli_checks.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
 #include "support/hostile_peer.hpp"
@@ -37,12 +38,9 @@ using getcert::test::TlsServer;
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
-namespace {
+using namespace getcert::test;  // exit codes, explain(), parse_json()
 
-constexpr int kExitOk = 0;
-constexpr int kExitUsage = 2;
-constexpr int kExitVerify = 5;
-constexpr int kExitExpiring = 6;
+namespace {
 
 const std::string kAiaUrl = "http://127.0.0.1:18080/intermediate.der";
 const std::string kIntermediate = "CN=getcert Test Intermediate CA,O=getcert tests";
@@ -54,20 +52,6 @@ const std::string kIntermediate = "CN=getcert Test Intermediate CA,O=getcert tes
       return;                                    \
     }                                            \
   } while (false)
-
-std::string explain(const RunResult& r) {
-  return "exit " + std::to_string(r.exit_code) + (r.timed_out ? " (timed out)" : "") + " after " +
-         std::to_string(r.elapsed.count()) + " ms\n--- stdout:\n" + r.out + "--- stderr:\n" + r.err;
-}
-
-Json parse_json(const std::string& text) {
-  try {
-    return Json::parse(text);
-  } catch (const std::exception& e) {
-    FAIL("not JSON (" << e.what() << "): " << text);
-  }
-  return {};
-}
 
 std::string at(const std::string& host, std::uint16_t port) {
   return host + ":" + std::to_string(port);
