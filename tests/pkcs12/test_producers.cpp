@@ -1,5 +1,6 @@
 // Files made at test time by independent producers: OpenSSL 3 (default and -legacy), GnuTLS
-// certtool, Java keytool, python3 cryptography and NSS pk12util. Each must decode into the right
+// certtool, Java keytool, python3 cryptography, NSS pk12util and node-forge (pure JavaScript).
+// Each must decode into the right
 // identity with the chain ordered leaf -> root.
 
 #include <catch2/catch.hpp>
@@ -389,6 +390,80 @@ TEST_CASE("producer: NSS pk12util export", "[pkcs12]") {
     const auto decoded = decode_path(tmp / "legacy.p12", std::string("nss-pass"));
     check_identity(decoded, leaf, {pki.inter_cert, pki.root_cert});
     CHECK(decoded->info.legacy_provider_used);
+  }
+}
+
+}  // namespace getcert::pkcs12::test
+
+namespace getcert::pkcs12::test {
+
+// node-forge: a pure-JavaScript PKCS#12 writer (npm), installed by tools/bootstrap into
+// GETCERT_NODE_MODULES. It handles RSA only, so it builds its own RSA root -> intermediate ->
+// leaf chain (keys from openssl) and writes it with 3DES (PBES1) and AES (PBES2/PBKDF2).
+TEST_CASE("producer: node-forge (pure JavaScript)", "[pkcs12]") {
+  const fs::path modules = GETCERT_NODE_MODULES;
+  if (!have_tool("node") || !have_tool("openssl") || !fs::exists(modules / "node-forge")) {
+    WARN("node, openssl or node-forge (tools/bootstrap installs it) not found; skipped");
+    return;
+  }
+  TempDir tmp;
+  for (const char* name : {"root", "inter", "leaf"}) {
+    const auto r =
+        run({"openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out",
+             (tmp / (std::string(name) + ".key")).string()});
+    REQUIRE(r.status == 0);
+  }
+  const std::string script = R"JS(
+const forge = require('node-forge');
+const fs = require('fs');
+const dir = process.argv[2];
+const key = n => forge.pki.privateKeyFromPem(fs.readFileSync(`${dir}/${n}.key`, 'utf8'));
+function cert(subjectCn, issuerCn, pubKey, signKey, ca, serial) {
+  const c = forge.pki.createCertificate();
+  c.publicKey = pubKey;
+  c.serialNumber = serial;
+  c.validity.notBefore = new Date(Date.now() - 86400e3);
+  c.validity.notAfter = new Date(Date.now() + 365 * 86400e3);
+  c.setSubject([{name: 'commonName', value: subjectCn}]);
+  c.setIssuer([{name: 'commonName', value: issuerCn}]);
+  c.setExtensions([{name: 'basicConstraints', cA: ca, critical: true}]);
+  c.sign(signKey, forge.md.sha256.create());
+  return c;
+}
+const [rk, ik, lk] = [key('root'), key('inter'), key('leaf')];
+const pub = k => forge.pki.setRsaPublicKey(k.n, k.e);
+const root = cert('forge root', 'forge root', pub(rk), rk, true, '01');
+const inter = cert('forge intermediate', 'forge root', pub(ik), rk, true, '02');
+const leaf = cert('forge leaf', 'forge intermediate', pub(lk), ik, false, '03');
+for (const [n, c] of [['root', root], ['inter', inter], ['leaf', leaf]]) {
+  fs.writeFileSync(`${dir}/${n}.pem`, forge.pki.certificateToPem(c));
+}
+for (const algorithm of ['3des', 'aes128', 'aes256']) {
+  for (const password of ['forge-pass', '']) {
+    // Certificates in the file: root first, leaf in the middle.
+    const asn1 = forge.pkcs12.toPkcs12Asn1(lk, [root, leaf, inter], password,
+        {algorithm, generateLocalKeyId: true, friendlyName: 'forge'});
+    fs.writeFileSync(`${dir}/${algorithm}-${password ? 'pw' : 'empty'}.p12`,
+                     Buffer.from(forge.asn1.toDer(asn1).getBytes(), 'binary'));
+  }
+}
+)JS";
+  write_file(tmp / "make.js", script);
+  const auto r = run({"env", "NODE_PATH=" + modules.string(), "node", (tmp / "make.js").string(),
+                      tmp.path().string()});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const TestLeaf leaf{"forge-rsa", tmp / "leaf.key", tmp / "leaf.pem"};
+  for (const char* algorithm : {"3des", "aes128", "aes256"}) {
+    for (const char* password : {"forge-pass", ""}) {
+      DYNAMIC_SECTION(algorithm << " password '" << password << "'") {
+        const fs::path file =
+            tmp / (std::string(algorithm) + (*password != 0 ? "-pw" : "-empty") + ".p12");
+        const auto decoded = decode_path(file, std::string(password));
+        check_identity(decoded, leaf, {tmp / "inter.pem", tmp / "root.pem"});
+        CHECK(decoded->identities[0].key.attributes().friendly_name == "forge");
+      }
+    }
   }
 }
 
