@@ -1,7 +1,6 @@
 // Files made at test time by independent producers: OpenSSL 3 (default and -legacy), GnuTLS
 // certtool, Java keytool, python3 cryptography, NSS pk12util and node-forge (pure JavaScript).
-// Each must decode into the right
-// identity with the chain ordered leaf -> root.
+// Each must decode into the right identity with the chain ordered leaf -> root.
 
 #include <catch2/catch.hpp>
 
