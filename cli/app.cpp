@@ -74,6 +74,11 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("-q,--quiet", global.quiet, "No verdict line on a terminal");
   app.footer(
+      "Examples:\n"
+      "  getcert example.com                         fetch, verify, print the PEM chain\n"
+      "  getcert --select root grpc.internal:443     the root a gRPC client should trust\n"
+      "  getcert p12 topem bundle.p12 --password-env P12_PASSWORD --out-dir tls/\n"
+      "  getcert show cert.pem --verify --host api.example.com\n"
       "Run 'getcert SUBCOMMAND --help' for a subcommand's options and examples.\n"
       "Exit codes: 0 ok, 2 usage, 3 network/timeout, 4 TLS handshake, 5 verification "
       "failed,\n  6 expiring soon, 7 wrong password, 8 malformed input, 9 unsupported, "

@@ -59,6 +59,11 @@ class P12Command final : public Command {
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* p12 = app.add_subcommand("p12", "Convert, inspect and create PKCS#12 (.p12/.pfx)");
     p12->require_subcommand(1);
+    p12->footer(
+        "Examples:\n"
+        "  getcert p12 topem bundle.p12 --password-env P12_PASSWORD --out-dir tls/\n"
+        "  getcert p12 info bundle.p12 --password-file pw.txt\n"
+        "  getcert p12 create --key key.pem --cert fullchain.pem -o out.p12 --password-stdin");
     add_topem(p12);
     add_info(p12);
     add_create(p12);
