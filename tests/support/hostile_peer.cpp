@@ -40,40 +40,7 @@ HostilePeer::~HostilePeer() {
   ::close(wake_fds_[1]);
 }
 
-int HostilePeer::connections_settled() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port_);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw std::runtime_error("HostilePeer: probe connection failed");
-  }
-  sockaddr_in local{};
-  socklen_t len = sizeof local;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
-  const std::uint16_t probe_port = ntohs(local.sin_port);
-  ::close(fd);
-  // Connections queued before the probe are accepted before it (accept is FIFO).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      for (std::size_t i = 0; i < client_ports_.size(); ++i) {
-        if (client_ports_[i] == probe_port) {
-          const int earlier = static_cast<int>(i) - probes_;
-          ++probes_;
-          return earlier;
-        }
-      }
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      throw std::runtime_error("HostilePeer: probe connection was never accepted");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
+int HostilePeer::connections_settled() { return accepted_.settle(port_, "HostilePeer"); }
 
 std::vector<std::string> HostilePeer::client_hellos() const {
   const std::lock_guard<std::mutex> lock(mutex_);
@@ -96,10 +63,7 @@ void HostilePeer::serve() {
     socklen_t len = sizeof peer;
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      client_ports_.push_back(ntohs(peer.sin_port));
-    }
+    accepted_.record(ntohs(peer.sin_port));
     ++connections_;
     handle(fd);
   }

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/net.hpp"
+
 namespace getcert::test {
 
 class HostilePeer {
@@ -52,9 +54,8 @@ class HostilePeer {
   std::atomic<int> connections_{0};
   mutable std::mutex mutex_;
   std::vector<std::string> hellos_;
-  std::vector<int> held_;                    // connections a silent peer keeps open
-  std::vector<std::uint16_t> client_ports_;  // source port of each accepted connection
-  int probes_ = 0;
+  std::vector<int> held_;  // connections a silent peer keeps open
+  AcceptLog accepted_;
   std::thread thread_;
 };
 

@@ -98,36 +98,7 @@ std::vector<std::string> HttpServer::requests() const {
   return requests_;
 }
 
-int HttpServer::connections_settled() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sin = loopback(port_);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw std::runtime_error("HttpServer: probe connection failed");
-  }
-  sockaddr_in local{};
-  socklen_t len = sizeof local;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
-  const std::uint16_t probe_port = ntohs(local.sin_port);
-  ::close(fd);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      for (std::size_t i = 0; i < client_ports_.size(); ++i) {
-        if (client_ports_[i] == probe_port) {
-          const int earlier = static_cast<int>(i) - probes_;
-          ++probes_;
-          return earlier;
-        }
-      }
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      throw std::runtime_error("HttpServer: probe connection was never accepted");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
+int HttpServer::connections_settled() { return accepted_.settle(port_, "HttpServer"); }
 
 bool HttpServer::wait_readable(int fd, int timeout_ms) {
   pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}};
@@ -145,10 +116,7 @@ void HttpServer::run() {
     socklen_t len = sizeof peer;
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      client_ports_.push_back(ntohs(peer.sin_port));
-    }
+    accepted_.record(ntohs(peer.sin_port));
     if (behavior_ == Behavior::silent) {
       const std::lock_guard<std::mutex> lock(mutex_);
       held_.push_back(fd);

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/net.hpp"
+
 namespace getcert::test {
 
 // The port of the PKI's AIA caIssuers and CRL URLs, and of its OCSP responder URL.
@@ -57,9 +59,8 @@ class HttpServer {
   mutable std::mutex mutex_;
   std::map<std::string, std::string> bodies_;
   std::vector<std::string> requests_;
-  std::vector<std::uint16_t> client_ports_;  // source port of each accepted connection
-  std::vector<int> held_;                    // connections a silent server keeps open
-  int probes_ = 0;
+  std::vector<int> held_;  // connections a silent server keeps open
+  AcceptLog accepted_;
   std::thread thread_;
 };
 

@@ -103,4 +103,44 @@ bool wait_for_port(const std::string& host, std::uint16_t port, std::chrono::mil
   }
 }
 
+void AcceptLog::record(std::uint16_t client_port) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  client_ports_.push_back(client_port);
+}
+
+int AcceptLog::settle(std::uint16_t server_port, const char* server_name) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(server_port);
+  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error(std::string(server_name) + ": probe connection failed");
+  }
+  sockaddr_in local{};
+  socklen_t len = sizeof local;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+  const std::uint16_t probe_port = ntohs(local.sin_port);
+  ::close(fd);
+  // Connections queued before the probe are accepted before it (accept is FIFO).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      for (std::size_t i = 0; i < client_ports_.size(); ++i) {
+        if (client_ports_[i] == probe_port) {
+          const int earlier = static_cast<int>(i) - probes_;
+          ++probes_;
+          return earlier;
+        }
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw std::runtime_error(std::string(server_name) + ": probe connection was never accepted");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 }  // namespace getcert::test

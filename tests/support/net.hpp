@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace getcert::test {
 
@@ -19,6 +21,22 @@ std::uint16_t closed_port();
 
 // True when a socket can bind ::1 (IPv6 loopback configured).
 bool ipv6_loopback_available();
+
+// Which connections an in-process server has accepted, in accept order, so a test can wait
+// until everything that connected before "now" has been seen (accept is FIFO).
+class AcceptLog {
+ public:
+  // Called by the server for each accepted connection, with the client's source port.
+  void record(std::uint16_t client_port);
+  // Connects a probe to 127.0.0.1:server_port and waits (up to 10 s) until the server
+  // recorded it; returns how many non-probe connections came before. Throws on failure.
+  int settle(std::uint16_t server_port, const char* server_name);
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::uint16_t> client_ports_;
+  int probes_ = 0;
+};
 
 // Connects until host:port accepts a TCP connection or `limit` passes; gives up early when
 // `server` (if given) has exited.
