@@ -35,6 +35,7 @@ struct FetchArgs {
   std::string out_dir;
   bool force = false;
   StartTls starttls = StartTls::none;
+  std::string proxy;
 };
 
 // Default port of each STARTTLS protocol, used when the target names none.
@@ -149,6 +150,10 @@ class FetchCommand final : public Command {
     cmd->add_option("--sni", args_.sni, "Server name to send (default: the host, never an IP)");
     cmd->add_flag("--no-sni", args_.no_sni, "Send no server name")->excludes("--sni");
     cmd->add_option("--alpn", args_.alpn, "Offer ALPN protocols, e.g. h2,http/1.1");
+    cmd->add_option(
+        "--proxy", args_.proxy,
+        "Connect through this HTTP proxy with CONNECT: http://[user:password@]host:port "
+        "(environment variables are not used)");
     with_choices(cmd->add_option("--starttls", args_.starttls,
                                  "Speak this protocol in plain text first, then switch to TLS "
                                  "(default port: smtp 25, imap 143, pop3 110, ftp 21, "
@@ -239,6 +244,7 @@ class FetchCommand final : public Command {
     o.require_revocation = v.require_revocation;
     o.pins = v.pins;
     o.starttls = args_.starttls;
+    o.proxy = args_.proxy;
     return o;
   }
 

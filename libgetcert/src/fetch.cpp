@@ -8,6 +8,7 @@
 
 #include "detail/dial.hpp"
 #include "detail/ossl.hpp"
+#include "detail/proxy.hpp"
 #include "detail/starttls.hpp"
 #include "detail/trust_store.hpp"
 #include "detail/x509_util.hpp"
@@ -166,7 +167,15 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
   auto ctx = make_client_context();
   if (!ctx) return tl::unexpected(ctx.error());
 
-  auto conn = detail::dial_tcp(endpoint.host, endpoint.port, deadline, options.connect_timeout);
+  std::optional<detail::ProxyUrl> proxy;
+  if (!options.proxy.empty()) {
+    auto parsed_proxy = detail::parse_proxy_url(options.proxy);
+    if (!parsed_proxy) return tl::unexpected(parsed_proxy.error());
+    proxy = std::move(*parsed_proxy);
+  }
+  auto conn =
+      proxy ? detail::dial_via_proxy(*proxy, endpoint, deadline, options.connect_timeout)
+            : detail::dial_tcp(endpoint.host, endpoint.port, deadline, options.connect_timeout);
   if (!conn) return tl::unexpected(conn.error());
   if (auto upgraded =
           detail::negotiate_starttls(options.starttls, conn->fd.get(), endpoint.host, deadline);

@@ -39,13 +39,16 @@ struct FetchOptions {
   bool require_revocation = false;
   std::vector<std::string> pins;       // "sha256/BASE64" SPKI pins
   StartTls starttls = StartTls::none;  // plain-text preamble before the handshake
+  // "http://[user:password@]host[:port]": reach the target through this HTTP proxy (CONNECT).
+  // Empty: connect directly. Environment variables such as https_proxy are not consulted.
+  std::string proxy;
 };
 
 struct Target {
   std::string host;
   std::uint16_t port = 0;
   std::string sni;      // what was sent; empty when none
-  std::string address;  // the IP address that answered
+  std::string address;  // the IP address that answered (the proxy's, with FetchOptions::proxy)
 };
 
 struct TlsInfo {
