@@ -34,14 +34,6 @@ using namespace getcert::test;  // exit codes, explain(), parse_json()
 
 namespace {
 
-#define REQUIRE_TOOL(have, tool)                  \
-  do {                                            \
-    if (!(have)) {                                \
-      WARN("skipped: " tool " is not installed"); \
-      return;                                     \
-    }                                             \
-  } while (false)
-
 // One kind of server setup from the PKI, and what a user must see for it.
 struct LeafKind {
   std::string name;

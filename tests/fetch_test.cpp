@@ -8,6 +8,7 @@
 #include <string>
 
 #include "getcert/fetch.hpp"
+#include "support/cli_checks.hpp"
 #include "support/files.hpp"
 #include "support/hostile_peer.hpp"
 #include "support/net.hpp"
@@ -54,14 +55,6 @@ std::string problems(const FetchResult& r) {
   for (const auto& e : r.verification.errors) out += e.code + ": " + e.reason + "\n";
   return out;
 }
-
-#define REQUIRE_TOOL(have, tool)                  \
-  do {                                            \
-    if (!(have)) {                                \
-      WARN("skipped: " tool " is not installed"); \
-      return;                                     \
-    }                                             \
-  } while (false)
 
 }  // namespace
 

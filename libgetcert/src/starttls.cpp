@@ -93,31 +93,33 @@ Result<void> postgres(LineChannel& ch) {
 
 Result<void> negotiate_starttls(StartTls protocol, int fd, const std::string& /*host*/,
                                 Clock::time_point deadline) {
+  struct Preamble {
+    const char* server;
+    Result<void> (*run)(LineChannel&);
+  };
+  Preamble preamble{};
   switch (protocol) {
     case StartTls::none:
       return {};
-    case StartTls::smtp: {
-      LineChannel ch(fd, deadline, "SMTP server", "the STARTTLS exchange", Errc::not_tls);
-      return smtp(ch);
-    }
-    case StartTls::imap: {
-      LineChannel ch(fd, deadline, "IMAP server", "the STARTTLS exchange", Errc::not_tls);
-      return imap(ch);
-    }
-    case StartTls::pop3: {
-      LineChannel ch(fd, deadline, "POP3 server", "the STARTTLS exchange", Errc::not_tls);
-      return pop3(ch);
-    }
-    case StartTls::ftp: {
-      LineChannel ch(fd, deadline, "FTP server", "the STARTTLS exchange", Errc::not_tls);
-      return ftp(ch);
-    }
-    case StartTls::postgres: {
-      LineChannel ch(fd, deadline, "PostgreSQL server", "the STARTTLS exchange", Errc::not_tls);
-      return postgres(ch);
-    }
+    case StartTls::smtp:
+      preamble = {"SMTP server", smtp};
+      break;
+    case StartTls::imap:
+      preamble = {"IMAP server", imap};
+      break;
+    case StartTls::pop3:
+      preamble = {"POP3 server", pop3};
+      break;
+    case StartTls::ftp:
+      preamble = {"FTP server", ftp};
+      break;
+    case StartTls::postgres:
+      preamble = {"PostgreSQL server", postgres};
+      break;
   }
-  return {};
+  if (preamble.run == nullptr) return {};
+  LineChannel ch(fd, deadline, preamble.server, "the STARTTLS exchange", Errc::not_tls);
+  return preamble.run(ch);
 }
 
 }  // namespace getcert::detail

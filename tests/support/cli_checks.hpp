@@ -9,6 +9,15 @@
 
 #include "support/process.hpp"
 
+// Skips (with a visible warning: Catch2 v2 has no SKIP) a test whose external tool is missing.
+#define REQUIRE_TOOL(have, tool)                  \
+  do {                                            \
+    if (!(have)) {                                \
+      WARN("skipped: " tool " is not installed"); \
+      return;                                     \
+    }                                             \
+  } while (false)
+
 namespace getcert::test {
 
 constexpr int kExitOk = 0;

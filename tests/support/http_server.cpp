@@ -101,13 +101,7 @@ std::vector<std::string> HttpServer::requests() const {
 int HttpServer::connections_settled() { return accepted_.settle(port_, "HttpServer"); }
 
 bool HttpServer::wait_readable(int fd, int timeout_ms) {
-  pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fds_[0], POLLIN, 0}};
-  int rc = 0;
-  do {
-    rc = ::poll(fds, 2, timeout_ms);
-  } while (rc < 0 && errno == EINTR);
-  if (rc <= 0 || (fds[1].revents & POLLIN) != 0) return false;
-  return (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+  return wait_readable_unless_woken(fd, wake_fds_[0], timeout_ms);
 }
 
 void HttpServer::run() {

@@ -2,9 +2,11 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <stdexcept>
 #include <thread>
 
@@ -101,6 +103,16 @@ bool wait_for_port(const std::string& host, std::uint16_t port, std::chrono::mil
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+}
+
+bool wait_readable_unless_woken(int fd, int wake_fd, int timeout_ms) {
+  pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+  int rc = 0;
+  do {
+    rc = ::poll(fds, 2, timeout_ms);
+  } while (rc < 0 && errno == EINTR);
+  if (rc <= 0 || (fds[1].revents & POLLIN) != 0) return false;
+  return (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
 }
 
 void AcceptLog::record(std::uint16_t client_port) {

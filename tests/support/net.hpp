@@ -22,6 +22,10 @@ std::uint16_t closed_port();
 // True when a socket can bind ::1 (IPv6 loopback configured).
 bool ipv6_loopback_available();
 
+// Waits until fd is readable (or hung up) within timeout_ms (-1: forever); false on timeout or
+// when wake_fd became readable first (how in-process servers are told to stop).
+bool wait_readable_unless_woken(int fd, int wake_fd, int timeout_ms);
+
 // Which connections an in-process server has accepted, in accept order, so a test can wait
 // until everything that connected before "now" has been seen (accept is FIFO).
 class AcceptLog {
