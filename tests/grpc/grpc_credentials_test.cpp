@@ -24,6 +24,7 @@
 #include "support/net.hpp"
 #include "support/process.hpp"
 #include "support/tls_servers.hpp"
+#include "support/skip.hpp"
 
 using Catch::Matchers::Contains;
 using getcert::Errc;
@@ -140,10 +141,7 @@ std::string pem_of(const std::string& name) {
 
 #define REQUIRE_OPENSSL()                        \
   do {                                           \
-    if (!getcert::test::have_openssl()) {        \
-      WARN("skipped: openssl is not installed"); \
-      return;                                    \
-    }                                            \
+    if (!getcert::test::have_openssl()) GETCERT_SKIP("openssl is not installed"); \
   } while (false)
 
 }  // namespace

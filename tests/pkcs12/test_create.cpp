@@ -4,6 +4,7 @@
 
 #include "getcert/pkcs12.hpp"
 #include "support.hpp"
+#include "support/skip.hpp"
 
 namespace getcert::pkcs12::test {
 namespace {
@@ -20,8 +21,7 @@ std::vector<Certificate> load_chain(const TestLeaf& leaf, const TestPki& pki) {
 
 void check_keytool(const fs::path& p12, const std::string& password) {
   if (!have_tool("keytool")) {
-    WARN("keytool not installed; Java check skipped");
-    return;
+    GETCERT_SKIP("keytool not installed");
   }
   const auto r = run({"keytool", "-list", "-storetype", "pkcs12", "-keystore", p12.string(),
                       "-storepass", password});

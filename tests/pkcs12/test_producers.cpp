@@ -6,6 +6,7 @@
 
 #include "getcert/pkcs12.hpp"
 #include "support.hpp"
+#include "support/skip.hpp"
 
 namespace getcert::pkcs12::test {
 namespace {
@@ -181,8 +182,7 @@ TEST_CASE("producer: OpenSSL 3 pkcs12 -export (default and -legacy)", "[pkcs12]"
 
 TEST_CASE("producer: GnuTLS certtool --to-p12", "[pkcs12]") {
   if (!have_tool("certtool")) {
-    WARN("certtool (gnutls-bin) not installed; skipped");
-    return;
+    GETCERT_SKIP("certtool (gnutls-bin) not installed");
   }
   const TestPki& pki = test_pki();
   TempDir tmp;
@@ -230,8 +230,7 @@ TEST_CASE("producer: GnuTLS certtool --to-p12", "[pkcs12]") {
 TEST_CASE("producer: Java keytool (PKCS12 store, JKS conversion, legacy, trust store)",
           "[pkcs12]") {
   if (!have_tool("keytool")) {
-    WARN("keytool (JDK) not installed; skipped");
-    return;
+    GETCERT_SKIP("keytool (JDK) not installed");
   }
   TempDir tmp;
   auto keytool = [&](std::vector<std::string> args) {
@@ -306,8 +305,7 @@ TEST_CASE("producer: python3 cryptography serialize_key_and_certificates", "[pkc
   if (!have_tool("python3") ||
       run({"python3", "-c", "import cryptography.hazmat.primitives.serialization.pkcs12"}).status !=
           0) {
-    WARN("python3 cryptography not installed; skipped");
-    return;
+    GETCERT_SKIP("python3 cryptography not installed");
   }
   const TestPki& pki = test_pki();
   TempDir tmp;
@@ -353,8 +351,7 @@ open(out, 'wb').write(pkcs12.serialize_key_and_certificates(b'py', key, leaf, ca
 
 TEST_CASE("producer: NSS pk12util export", "[pkcs12]") {
   if (!have_tool("pk12util") || !have_tool("certutil")) {
-    WARN("pk12util/certutil (libnss3-tools) not installed; skipped");
-    return;
+    GETCERT_SKIP("pk12util/certutil (libnss3-tools) not installed");
   }
   const TestPki& pki = test_pki();
   const TestLeaf& leaf = pki.leaves.at(0);
@@ -402,8 +399,7 @@ namespace getcert::pkcs12::test {
 TEST_CASE("producer: node-forge (pure JavaScript)", "[pkcs12]") {
   const fs::path modules = GETCERT_NODE_MODULES;
   if (!have_tool("node") || !have_tool("openssl") || !fs::exists(modules / "node-forge")) {
-    WARN("node, openssl or node-forge (tools/bootstrap installs it) not found; skipped");
-    return;
+    GETCERT_SKIP("node, openssl or node-forge (tools/bootstrap installs it) not found");
   }
   TempDir tmp;
   for (const char* name : {"root", "inter", "leaf"}) {

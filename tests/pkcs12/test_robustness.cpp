@@ -9,6 +9,7 @@
 #include "ber.hpp"
 #include "getcert/pkcs12.hpp"
 #include "support.hpp"
+#include "support/skip.hpp"
 
 namespace getcert::pkcs12::test {
 namespace {
@@ -37,8 +38,7 @@ void append(std::vector<std::uint8_t>& out, detail::Bytes b) {
 TEST_CASE("truncated vectors never decode and never crash", "[pkcs12]") {
   const auto dir = vectors_dir();
   if (!dir) {
-    WARN("shared PKCS#12 vectors not found; skipped");
-    return;
+    GETCERT_SKIP("shared PKCS#12 vectors not found");
   }
   int files = 0;
   for (const auto& row : load_manifest(*dir)) {
@@ -96,8 +96,7 @@ TEST_CASE("inputs larger than kMaxInputSize are refused", "[pkcs12]") {
 TEST_CASE("absurd iteration counts are refused before any work", "[pkcs12]") {
   const auto dir = vectors_dir();
   if (!dir) {
-    WARN("shared PKCS#12 vectors not found; skipped");
-    return;
+    GETCERT_SKIP("shared PKCS#12 vectors not found");
   }
   SECTION("the caller's limit") {
     DecodeOptions options;
@@ -169,8 +168,7 @@ TEST_CASE("legacy provider missing (child)", "[.][legacy_missing_child]") {
 
 TEST_CASE("a missing legacy provider is a clear unsupported error", "[pkcs12]") {
   if (!vectors_dir()) {
-    WARN("shared PKCS#12 vectors not found; skipped");
-    return;
+    GETCERT_SKIP("shared PKCS#12 vectors not found");
   }
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   const auto r =

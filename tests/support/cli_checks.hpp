@@ -8,15 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "support/process.hpp"
+#include "support/skip.hpp"
 
-// Skips (with a visible warning: Catch2 v2 has no SKIP) a test whose external tool is missing.
-#define REQUIRE_TOOL(have, tool)                  \
-  do {                                            \
-    if (!(have)) {                                \
-      WARN("skipped: " tool " is not installed"); \
-      return;                                     \
-    }                                             \
-  } while (false)
 
 namespace getcert::test {
 

@@ -1,0 +1,28 @@
+#pragma once
+
+// Text that came from outside (a certificate field, a peer's answer, a file name) made safe to
+// show. Public header: C++17, no OpenSSL types.
+//
+// Two renderings, one rule for what counts as dangerous:
+// - escape_untrusted(): for terminals and log lines. Printable UTF-8 passes unchanged; every
+//   control character (C0, DEL, C1), every byte that is not part of valid UTF-8, and the
+//   bidirectional-override code points are shown as escapes (`\x1b`, `\xff`, `\u202e`), so the
+//   result is one line that cannot move the cursor, ring the bell or forge a message.
+// - valid_utf8(): for JSON. Valid UTF-8 (controls included: the JSON writer escapes those) is
+//   kept; each byte that is not part of valid UTF-8 becomes the four characters `\xNN`.
+
+#include <string>
+#include <string_view>
+
+namespace getcert {
+
+// True when text is well-formed UTF-8 (no overlongs, no surrogates, nothing past U+10FFFF).
+bool is_valid_utf8(std::string_view text) noexcept;
+
+// See above: safe for a terminal, always one line.
+std::string escape_untrusted(std::string_view text);
+
+// See above: always valid UTF-8, lossless for text that already was.
+std::string valid_utf8(std::string_view text);
+
+}  // namespace getcert
