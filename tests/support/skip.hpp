@@ -9,14 +9,14 @@
 #define GETCERT_SKIP_MARKER "GETCERT-TEST-SKIPPED"
 
 // Use as a statement inside a TEST_CASE (or a SECTION): reports why and leaves the test.
-#define GETCERT_SKIP(why)                                                      \
-  do {                                                                         \
-    std::cout << GETCERT_SKIP_MARKER ": " << why << std::endl; /* NOLINT */    \
-    return;                                                                    \
+#define GETCERT_SKIP(why)                                                   \
+  do {                                                                      \
+    std::cout << GETCERT_SKIP_MARKER ": " << why << std::endl; /* NOLINT */ \
+    return;                                                                 \
   } while (false)
 
 // Skips a test whose external tool is missing.
-#define REQUIRE_TOOL(have, tool)                          \
-  do {                                                    \
-    if (!(have)) GETCERT_SKIP(tool " is not installed");  \
+#define REQUIRE_TOOL(have, tool)                         \
+  do {                                                   \
+    if (!(have)) GETCERT_SKIP(tool " is not installed"); \
   } while (false)
