@@ -96,6 +96,47 @@ while True:
     c.close()
 )PY";
 
+// Runs argv[1:] on a new pseudo-terminal (its controlling terminal, so /dev/tty works), types
+// "pw" once a password prompt has appeared, and prints everything the terminal showed.
+constexpr const char* kTypePasswordScript = R"PY(
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+def read():
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return b""
+seen = b""
+while True:
+    chunk = read()
+    if not chunk:
+        break
+    seen += chunk
+    at = seen.find(b"Password for ")
+    if at >= 0 and b": " in seen[at:]:
+        os.write(fd, b"pw\n")
+        break
+while True:
+    chunk = read()
+    if not chunk:
+        break
+    seen += chunk
+_, status = os.waitpid(pid, 0)
+sys.stdout.buffer.write(seen)
+sys.exit(os.waitstatus_to_exitcode(status))
+)PY";
+
+// What a terminal showed, with its "\r\n" line ends turned back into the "\n" getcert wrote.
+std::string without_terminal_crlf(const std::string& shown) {
+  std::string out;
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    if (!(shown[i] == '\r' && i + 1 < shown.size() && shown[i + 1] == '\n')) out += shown[i];
+  }
+  return out;
+}
+
 bool have_python_cryptography() {
   return run({"python3", "-c", "import cryptography"}).exit_code == 0;
 }
@@ -255,12 +296,7 @@ TEST_CASE("the verdict line on a terminal quotes the hostile CN escaped", "[cli]
   const std::string command =
       std::string(GETCERT_BINARY) + " " + target(server.port()) + " --no-fetch-missing -o text";
   auto r = run({"script", "-qec", command, "/dev/null"});
-  // The terminal turns each "\n" into "\r\n"; anything else is what getcert wrote.
-  std::string seen;
-  for (std::size_t i = 0; i < r.out.size(); ++i) {
-    if (!(r.out[i] == '\r' && i + 1 < r.out.size() && r.out[i + 1] == '\n')) seen += r.out[i];
-  }
-  r.out = seen;
+  r.out = without_terminal_crlf(r.out);
   INFO(explain(r));
   CHECK(r.exit_code == kExitVerify);
   check_terminal_safe(r.out, "terminal", Kind::text);
@@ -438,6 +474,22 @@ TEST_CASE("p12 info and topem on a friendlyName that is not UTF-8", "[cli]") {
     check_clean(missing);
     CHECK_THAT(missing.err, Contains("b\\x1b]0;pwned\\x07\\xff.p12.missing"));
   }
+}
+
+TEST_CASE("the password prompt names a hostile file escaped", "[cli]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  REQUIRE_TOOL(have_python_cryptography(), "python3-cryptography");
+  const HostileFiles files;
+  const std::string p12 = files.dir / "pw\x1b[1m\xff.p12";
+  openssl({"pkcs12", "-export", "-inkey", files.key, "-in", files.cert, "-passout", "pass:pw",
+           "-out", p12});
+  auto r = run({"python3", "-c", kTypePasswordScript, GETCERT_BINARY, "p12", "info", p12});
+  r.out = without_terminal_crlf(r.out);
+  INFO(explain(r));
+  CHECK(r.exit_code == kExitOk);
+  check_terminal_safe(r.out, "terminal", Kind::text);
+  CHECK_THAT(r.out, Contains("Password for " + files.dir / "pw\\x1b[1m\\xff.p12: "));
+  CHECK_THAT(r.out, Contains("MAC:        SHA-256"));
 }
 
 TEST_CASE("peers' answers in error messages: STARTTLS greeting, proxy status line", "[cli]") {
