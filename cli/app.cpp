@@ -2,14 +2,18 @@
 
 #include <openssl/crypto.h>
 #include <openssl/opensslv.h>
-#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <mutex>
+#include <string_view>
 
 #include "command.hpp"
 #include "docgen.hpp"
 #include "exit_codes.hpp"
+#include "getcert/text.hpp"
+#include "report.hpp"
 
 #ifndef GETCERT_VERSION
 #define GETCERT_VERSION "unknown"
@@ -45,10 +49,27 @@ std::vector<std::string> with_default_command(std::vector<std::string> args, con
   return args;
 }
 
+// Log messages carry targets and peers' text too: each goes out as one escaped line, through
+// the same writer as errors and warnings ("getcert: debug: ...").
+class EscapingSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit EscapingSink(Terminal& term) : term_(term) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    const auto level = spdlog::level::to_string_view(msg.level);
+    report_line(term_, std::string_view(level.data(), level.size()),
+                std::string_view(msg.payload.data(), msg.payload.size()));
+  }
+  void flush_() override { term_.err.flush(); }
+
+ private:
+  Terminal& term_;
+};
+
 void setup_logging(Terminal& term, const GlobalOptions& global) {
-  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(term.err);
+  auto sink = std::make_shared<EscapingSink>(term);
   auto logger = std::make_shared<spdlog::logger>("getcert", sink);
-  logger->set_pattern("getcert: %l: %v");
   logger->set_level(global.verbosity > 0 ? spdlog::level::debug : spdlog::level::warn);
   spdlog::set_default_logger(logger);
 }
@@ -67,7 +88,9 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
       current = subs.front();
       path += " " + current->get_name();
     }
-    return "getcert: error: " + std::string(e.what()) + " (see '" + path + " --help')\n";
+    // e.what() may quote an argument, and arguments can hold anything: escaped, one line.
+    return "getcert: error: " + escape_untrusted(e.what()) + " (see '" + escape_untrusted(path) +
+           " --help')\n";
   });
   GlobalOptions global;
   app.add_flag("-v,--verbose", global.verbosity, "Show low-level detail (OpenSSL errors, timings)")

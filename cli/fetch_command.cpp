@@ -210,8 +210,8 @@ class FetchCommand final : public Command {
 
     int exit_code = kExitOk;
     for (std::size_t i = 0; i < endpoints.size(); ++i) {
-      const int rc =
-          run_one(term, global, args_.targets[i], endpoints[i], *options, endpoints.size() > 1);
+      const int rc = run_one_contained(term, global, args_.targets[i], endpoints[i], *options,
+                                       endpoints.size() > 1);
       if (exit_code == kExitOk) exit_code = rc;
     }
     return exit_code;
@@ -248,6 +248,21 @@ class FetchCommand final : public Command {
     return o;
   }
 
+  // One target's failure, however unexpected, is that target's error: the others still run.
+  int run_one_contained(Terminal& term, const GlobalOptions& global, const std::string& input,
+                        const Endpoint& endpoint, const FetchOptions& options, bool several) {
+    try {
+      return run_one(term, global, input, endpoint, options, several);
+    } catch (const std::exception& e) {
+      const Error error(Errc::internal, std::string("cannot report this target: ") + e.what());
+      const int rc = exit_code_for(error.code);
+      if (args_.format == Format::json) {
+        term.out << json_text(error_json(input, error, rc), false) << "\n";
+      }
+      return report_error(term, global, error, endpoint.to_string());
+    }
+  }
+
   int run_one(Terminal& term, const GlobalOptions& global, const std::string& input,
               const Endpoint& endpoint, const FetchOptions& options, bool several) {
     const auto started = std::chrono::steady_clock::now();
@@ -259,7 +274,7 @@ class FetchCommand final : public Command {
     if (!result) {
       const int rc = exit_code_for(result.error().code);
       if (args_.format == Format::json)
-        term.out << error_json(input, result.error(), rc).dump() << "\n";
+        term.out << json_text(error_json(input, result.error(), rc), false) << "\n";
       return report_error(term, global, result.error());
     }
     const std::int64_t now = options.at_time.value_or(std::time(nullptr));
@@ -279,7 +294,7 @@ class FetchCommand final : public Command {
     // Reports always go out: they carry the verdict.
     if (args_.format == Format::json) {
       const bool pretty = term.stdout_is_tty && !several;
-      term.out << fetch_json(*result, now).dump(pretty ? 2 : -1) << "\n";
+      term.out << json_text(fetch_json(*result, now), pretty) << "\n";
     } else if (args_.format == Format::text) {
       term.out << fetch_text(*result, now) << (several ? "\n" : "");
     }

@@ -8,6 +8,7 @@
 #include "command.hpp"
 #include "exit_codes.hpp"
 #include "getcert/pkcs12.hpp"
+#include "getcert/text.hpp"
 #include "input_file.hpp"
 #include "p12_input.hpp"
 #include "p12_render.hpp"
@@ -211,7 +212,8 @@ class P12Command final : public Command {
     }
     if (!global.quiet) {
       for (const auto& f : files) {
-        term.err << "getcert: wrote " << f.path << (f.mode == 0600 ? " (0600)" : "") << "\n";
+        term.err << "getcert: wrote " << escape_untrusted(f.path)
+                 << (f.mode == 0600 ? " (0600)" : "") << "\n";
       }
     }
     return kExitOk;
@@ -241,14 +243,14 @@ class P12Command final : public Command {
       if (!bundle) {
         const int code = report_error(term, global, bundle.error());
         if (info_format_ == "json") {
-          term.out << error_json(f, bundle.error(), code).dump() << "\n";
+          term.out << json_text(error_json(f, bundle.error(), code), false) << "\n";
         }
         if (rc == kExitOk) rc = code;
         continue;
       }
       if (info_format_ == "json") {
-        term.out << p12_json(f, *bundle, now)
-                        .dump(term.stdout_is_tty && info_files_.size() == 1 ? 2 : -1)
+        term.out << json_text(p12_json(f, *bundle, now),
+                              term.stdout_is_tty && info_files_.size() == 1)
                  << "\n";
       } else {
         term.out << p12_text(f, *bundle, now);
@@ -330,7 +332,8 @@ class P12Command final : public Command {
     if (auto ok = write_files_atomically({{create_out_, bytes, 0600}}, force_); !ok) {
       return report_error(term, global, ok.error());
     }
-    if (!global.quiet) term.err << "getcert: wrote " << create_out_ << " (0600)\n";
+    if (!global.quiet)
+      term.err << "getcert: wrote " << escape_untrusted(create_out_) << " (0600)\n";
     return kExitOk;
   }
 

@@ -1,5 +1,7 @@
 #include "p12_input.hpp"
 
+#include "getcert/text.hpp"
+
 namespace getcert::cli {
 
 void add_p12_input_options(CLI::App* cmd, P12Args& args) {
@@ -28,7 +30,7 @@ Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const st
   if (*password) options.password = std::string((*password)->data(), (*password)->size());
   auto bundle = pkcs12::decode(bytes, options);
   if (!bundle && bundle.error().code == Errc::wrong_password && !*password && term.stdin_is_tty) {
-    auto typed = prompt_password("Password for " + name + ": ", term);
+    auto typed = prompt_password("Password for " + escape_untrusted(name) + ": ", term);
     if (!typed) return tl::unexpected(typed.error());
     options.password = std::string(typed->data(), typed->size());
     bundle = pkcs12::decode(bytes, options);

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "getcert/text.hpp"
+
 namespace getcert::cli {
 namespace {
 
@@ -22,15 +24,18 @@ Json key_json(const KeyInfo& k) {
 }
 
 std::string key_text(const KeyInfo& k) {
-  std::string out = k.type;
-  if (!k.curve.empty()) out += " " + k.curve;
+  std::string out = escape_untrusted(k.type);
+  if (!k.curve.empty()) out += " " + escape_untrusted(k.curve);
   if (k.bits > 0) out += " (" + std::to_string(k.bits) + " bits)";
   return out;
 }
 
 std::string attributes_text(const pkcs12::BagAttributes& a) {
   std::string out;
-  for (const auto& attr : a.all) out += (out.empty() ? "" : "; ") + attr.name + "=" + attr.value;
+  for (const auto& attr : a.all) {
+    out += (out.empty() ? "" : "; ") + escape_untrusted(attr.name) + "=" +
+           escape_untrusted(attr.value);
+  }
   return out;
 }
 
@@ -87,10 +92,10 @@ Json p12_json(const std::string& file, const pkcs12::Bundle& b, std::int64_t now
 std::string p12_text(const std::string& file, const pkcs12::Bundle& b, std::int64_t now) {
   std::ostringstream o;
   const auto& info = b.info;
-  o << "File:       " << file << "\n";
+  o << "File:       " << escape_untrusted(file) << "\n";
   o << "MAC:        ";
   if (info.mac.present) {
-    o << info.mac.algorithm << ", " << info.mac.iterations << " iterations, salt "
+    o << escape_untrusted(info.mac.algorithm) << ", " << info.mac.iterations << " iterations, salt "
       << info.mac.salt_length << " bytes, " << (info.mac.verified ? "verified" : "NOT verified")
       << "\n";
   } else {
@@ -101,26 +106,27 @@ std::string p12_text(const std::string& file, const pkcs12::Bundle& b, std::int6
     << "\n";
   for (std::size_t i = 0; i < info.safes.size(); ++i) {
     const auto& s = info.safes[i];
-    o << "Safe " << i << ":     " << s.content_type << ", " << s.encryption;
+    o << "Safe " << i << ":     " << escape_untrusted(s.content_type) << ", "
+      << escape_untrusted(s.encryption);
     if (s.iterations > 0) o << ", " << s.iterations << " iterations";
     o << "\n";
     for (const auto& bag : s.bags) {
-      o << "  " << std::string(static_cast<std::size_t>(bag.nesting) * 2, ' ') << bag.type << ": "
-        << bag.description;
+      o << "  " << std::string(static_cast<std::size_t>(bag.nesting) * 2, ' ')
+        << escape_untrusted(bag.type) << ": " << escape_untrusted(bag.description);
       if (!bag.encryption.empty())
-        o << " [" << bag.encryption << ", " << bag.iterations << " iterations]";
+        o << " [" << escape_untrusted(bag.encryption) << ", " << bag.iterations << " iterations]";
       const std::string attrs = attributes_text(bag.attributes);
       if (!attrs.empty())
         o << "\n    " << std::string(static_cast<std::size_t>(bag.nesting) * 2, ' ') << attrs;
       o << "\n";
     }
   }
-  for (const auto& w : info.warnings) o << "Warning:    " << w << "\n";
+  for (const auto& w : info.warnings) o << "Warning:    " << escape_untrusted(w) << "\n";
   for (std::size_t i = 0; i < b.identities.size(); ++i) {
     const auto& id = b.identities[i];
     o << "\nIdentity " << i + 1 << ": " << key_text(id.key.info()) << " private key";
     if (!id.key.attributes().friendly_name.empty()) {
-      o << " \"" << id.key.attributes().friendly_name << "\"";
+      o << " \"" << escape_untrusted(id.key.attributes().friendly_name) << "\"";
     }
     o << "\n";
     if (id.leaf) {

@@ -1,6 +1,8 @@
 #pragma once
 
 // One data model, several renderings: JSON (schema getcert/v1) and human text.
+// The text renderings escape every field that came from outside (getcert::escape_untrusted), so
+// what they return is safe for a terminal and each field stays on its own line.
 
 #include <cstdint>
 #include <string>
@@ -22,6 +24,12 @@ Json verification_json(const Verification& v);
 Json fetch_json(const FetchResult& result, std::int64_t now);
 // The object emitted in place of a result when a target failed.
 Json error_json(const std::string& input, const Error& error, int exit_code);
+
+// The one way a JSON document leaves the CLI. Strings come from outside (certificate fields,
+// PKCS#12 attributes, file names, peers' answers) and may hold any byte, so every string and
+// key is first made valid UTF-8 (each invalid byte becomes the four characters `\xNN`, as
+// README "JSON" documents); serializing therefore never throws. One line unless `pretty`.
+std::string json_text(Json document, bool pretty);
 
 std::string certificate_text(const Certificate& cert, std::int64_t now, const std::string& indent);
 std::string verification_text(const Verification& v);

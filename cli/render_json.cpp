@@ -1,6 +1,35 @@
+#include "getcert/text.hpp"
 #include "render.hpp"
 
 namespace getcert::cli {
+namespace {
+
+void make_valid_utf8(Json& node) {
+  if (node.is_string()) {
+    auto& text = node.get_ref<std::string&>();
+    if (!is_valid_utf8(text)) text = valid_utf8(text);
+    return;
+  }
+  if (node.is_array()) {
+    for (auto& element : node) make_valid_utf8(element);
+    return;
+  }
+  if (!node.is_object()) return;
+  bool keys_valid = true;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    keys_valid = keys_valid && is_valid_utf8(it.key());
+    make_valid_utf8(it.value());
+  }
+  // Keys are ours today; rebuilding keeps the rule true should one ever come from outside.
+  if (keys_valid) return;
+  Json rebuilt = Json::object();
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    rebuilt[valid_utf8(it.key())] = std::move(it.value());
+  }
+  node = std::move(rebuilt);
+}
+
+}  // namespace
 
 Json certificate_json(const Certificate& cert, std::int64_t now) {
   Json j;
@@ -90,6 +119,13 @@ Json error_json(const std::string& input, const Error& error, int exit_code) {
            {{"code", std::string(to_string(error.code))},
             {"message", error.message},
             {"exit_code", exit_code}}}};
+}
+
+std::string json_text(Json document, bool pretty) {
+  make_valid_utf8(document);
+  // After the pass above nothing is left for the handler to replace; it is there so that
+  // dump() cannot throw even if a future string slipped past it.
+  return document.dump(pretty ? 2 : -1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace getcert::cli

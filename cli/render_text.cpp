@@ -1,5 +1,6 @@
 #include <sstream>
 
+#include "getcert/text.hpp"
 #include "render.hpp"
 
 namespace getcert::cli {
@@ -17,7 +18,9 @@ std::string with_colons(const std::string& hex) {
 std::string join_sans(const SubjectAltNames& sans) {
   std::string out;
   auto add = [&out](const char* kind, const std::vector<std::string>& values) {
-    for (const auto& v : values) out += (out.empty() ? "" : ", ") + std::string(kind) + v;
+    for (const auto& v : values) {
+      out += (out.empty() ? "" : ", ") + std::string(kind) + escape_untrusted(v);
+    }
   };
   add("DNS:", sans.dns);
   add("IP:", sans.ip);
@@ -33,8 +36,8 @@ std::string days_text(std::int64_t days) {
 }
 
 std::string key_text(const KeyInfo& key) {
-  std::string out = key.type;
-  if (!key.curve.empty()) out += " " + key.curve;
+  std::string out = escape_untrusted(key.type);
+  if (!key.curve.empty()) out += " " + escape_untrusted(key.curve);
   if (key.bits > 0) out += " (" + std::to_string(key.bits) + " bits)";
   return out;
 }
@@ -43,8 +46,8 @@ std::string key_text(const KeyInfo& key) {
 
 std::string certificate_text(const Certificate& cert, std::int64_t now, const std::string& indent) {
   std::ostringstream o;
-  o << indent << "Subject:    " << cert.subject << "\n";
-  o << indent << "Issuer:     " << cert.issuer << "\n";
+  o << indent << "Subject:    " << escape_untrusted(cert.subject) << "\n";
+  o << indent << "Issuer:     " << escape_untrusted(cert.issuer) << "\n";
   o << indent << "Validity:   " << format_utc(cert.not_before) << " to "
     << format_utc(cert.not_after);
   if (now < cert.not_before) {
@@ -54,27 +57,28 @@ std::string certificate_text(const Certificate& cert, std::int64_t now, const st
   }
   o << indent << "SANs:       " << join_sans(cert.sans) << "\n";
   o << indent << "Key:        " << key_text(cert.key) << "\n";
-  o << indent << "Signature:  " << cert.signature_algorithm << "\n";
-  o << indent << "Serial:     " << cert.serial << "\n";
+  o << indent << "Signature:  " << escape_untrusted(cert.signature_algorithm) << "\n";
+  o << indent << "Serial:     " << escape_untrusted(cert.serial) << "\n";
   o << indent << "CA:         " << (cert.is_ca ? "yes" : "no")
     << (cert.self_signed ? ", self-signed" : "") << "\n";
   o << indent << "SHA-256:    " << with_colons(cert.sha256) << "\n";
   o << indent << "SHA-1:      " << with_colons(cert.sha1) << "\n";
-  o << indent << "SPKI pin:   sha256/" << cert.spki_sha256 << "\n";
+  o << indent << "SPKI pin:   sha256/" << escape_untrusted(cert.spki_sha256) << "\n";
   return o.str();
 }
 
 std::string verification_text(const Verification& v) {
   std::ostringstream o;
+  const std::string trust_store = escape_untrusted(v.trust_store);
   if (v.ok) {
-    o << "Verdict:    OK (trusted by " << v.trust_store << ")\n";
+    o << "Verdict:    OK (trusted by " << trust_store << ")\n";
   } else {
     o << "Verdict:    FAILED (" << (v.trusted ? "trusted chain" : "untrusted chain") << ", "
-      << (v.hostname_ok ? "name ok" : "name mismatch") << "; trust store " << v.trust_store
-      << ")\n";
+      << (v.hostname_ok ? "name ok" : "name mismatch") << "; trust store " << trust_store << ")\n";
   }
   for (const auto& e : v.errors) {
-    o << "  - [depth " << e.depth << "] " << e.code << ": " << e.reason << "\n";
+    o << "  - [depth " << e.depth << "] " << escape_untrusted(e.code) << ": "
+      << escape_untrusted(e.reason) << "\n";
   }
   return o.str();
 }
@@ -82,10 +86,11 @@ std::string verification_text(const Verification& v) {
 std::string fetch_text(const FetchResult& r, std::int64_t now) {
   std::ostringstream o;
   const Endpoint ep{r.target.host, r.target.port, is_ip_literal(r.target.host)};
-  o << "Target:     " << ep.to_string() << " (" << r.target.address << "), SNI "
-    << (r.target.sni.empty() ? "(none)" : r.target.sni) << "\n";
-  o << "TLS:        " << r.tls.version << ", " << r.tls.cipher
-    << (r.tls.alpn.empty() ? "" : ", ALPN " + r.tls.alpn)
+  o << "Target:     " << escape_untrusted(ep.to_string()) << " ("
+    << escape_untrusted(r.target.address) << "), SNI "
+    << (r.target.sni.empty() ? "(none)" : escape_untrusted(r.target.sni)) << "\n";
+  o << "TLS:        " << escape_untrusted(r.tls.version) << ", " << escape_untrusted(r.tls.cipher)
+    << (r.tls.alpn.empty() ? "" : ", ALPN " + escape_untrusted(r.tls.alpn))
     << ", OCSP staple: " << (r.tls.ocsp_stapled ? "yes" : "no") << "\n";
   o << verification_text(r.verification);
   o << "\nPresented chain (" << r.presented_chain.size() << "):\n";
@@ -96,7 +101,7 @@ std::string fetch_text(const FetchResult& r, std::int64_t now) {
   if (!verified.empty()) {
     o << "\nVerified chain (" << verified.size() << "):\n";
     for (std::size_t i = 0; i < verified.size(); ++i) {
-      o << "[" << i << "] " << verified[i].subject
+      o << "[" << i << "] " << escape_untrusted(verified[i].subject)
         << (i + 1 == verified.size() ? "  (trust anchor)" : "") << "\n";
     }
   }
@@ -106,17 +111,19 @@ std::string fetch_text(const FetchResult& r, std::int64_t now) {
 std::string verdict_line(const FetchResult& r, std::int64_t now) {
   const Endpoint ep{r.target.host, r.target.port, is_ip_literal(r.target.host)};
   std::ostringstream o;
-  o << ep.to_string() << ": ";
+  o << escape_untrusted(ep.to_string()) << ": ";
   if (r.verification.ok) {
     o << "verified";
   } else {
     o << "NOT verified";
-    if (!r.verification.errors.empty()) o << ": " << r.verification.errors.front().reason;
+    if (!r.verification.errors.empty()) {
+      o << ": " << escape_untrusted(r.verification.errors.front().reason);
+    }
     if (r.verification.errors.size() > 1) {
       o << " (+" << r.verification.errors.size() - 1 << " more)";
     }
   }
-  o << " [" << r.tls.version << ", " << r.presented_chain.size() << " certificate"
+  o << " [" << escape_untrusted(r.tls.version) << ", " << r.presented_chain.size() << " certificate"
     << (r.presented_chain.size() == 1 ? "" : "s");
   if (!r.presented_chain.empty()) {
     o << ", leaf "

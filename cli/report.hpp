@@ -1,13 +1,21 @@
 #pragma once
 
 // How the CLI tells the user about failures: one line on stderr, detail only with -v.
+// Every message may carry text from outside (a certificate field, a peer's answer, a file
+// name), so each line is escaped here, in the one place that writes it: no control character,
+// invalid UTF-8 or bidi override reaches the terminal, and an embedded newline cannot start a
+// second, forged "getcert:" line.
 
 #include <string>
+#include <string_view>
 
 #include "command.hpp"
 #include "getcert/error.hpp"
 
 namespace getcert::cli {
+
+// Prints "getcert: <level>: <text>" with text escaped (getcert::escape_untrusted); one line.
+void report_line(Terminal& term, std::string_view level, std::string_view text);
 
 // Prints "getcert: error: <context>: <message>" (+ detail under -v); returns the exit code.
 int report_error(Terminal& term, const GlobalOptions& global, const Error& error,

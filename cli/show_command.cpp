@@ -5,6 +5,7 @@
 
 #include "command.hpp"
 #include "exit_codes.hpp"
+#include "getcert/text.hpp"
 #include "input_file.hpp"
 #include "p12_input.hpp"
 #include "render.hpp"
@@ -51,7 +52,7 @@ class ShowCommand final : public Command {
     const std::int64_t now = settings->options.at_time.value_or(std::time(nullptr));
     int rc = kExitOk;
     for (const auto& f : files_) {
-      const int one = show_one(term, global, f, *settings, verifying, now);
+      const int one = show_one_contained(term, global, f, *settings, verifying, now);
       if (rc == kExitOk) rc = one;
     }
     return rc;
@@ -87,12 +88,26 @@ class ShowCommand final : public Command {
     return Loaded{pem ? "pem" : (single_der ? "der" : "pkcs7"), std::move(*certs)};
   }
 
+  // One file's failure, however unexpected, is that file's error: the others are still shown.
+  int show_one_contained(Terminal& term, const GlobalOptions& global, const std::string& file,
+                         const VerifySettings& settings, bool verifying, std::int64_t now) {
+    try {
+      return show_one(term, global, file, settings, verifying, now);
+    } catch (const std::exception& e) {
+      const Error error(Errc::internal, file + ": cannot show this file: " + e.what());
+      const int code = report_error(term, global, error);
+      if (format_ == "json") term.out << json_text(error_json(file, error, code), false) << "\n";
+      return code;
+    }
+  }
+
   int show_one(Terminal& term, const GlobalOptions& global, const std::string& file,
                const VerifySettings& settings, bool verifying, std::int64_t now) {
     auto loaded = load(file, term);
     if (!loaded) {
       const int code = report_error(term, global, loaded.error());
-      if (format_ == "json") term.out << error_json(file, loaded.error(), code).dump() << "\n";
+      if (format_ == "json")
+        term.out << json_text(error_json(file, loaded.error(), code), false) << "\n";
       return code;
     }
     std::optional<Verification> verdict;
@@ -117,10 +132,11 @@ class ShowCommand final : public Command {
         for (const auto& c : verdict->verified_chain) verified.push_back(certificate_json(c, now));
         j["verified_chain"] = verified;
       }
-      term.out << j.dump(term.stdout_is_tty && files_.size() == 1 ? 2 : -1) << "\n";
+      term.out << json_text(std::move(j), term.stdout_is_tty && files_.size() == 1) << "\n";
     } else {
-      term.out << "File:       " << file << " (" << loaded->format << ", " << loaded->certs.size()
-               << " certificate" << (loaded->certs.size() == 1 ? "" : "s") << ")\n";
+      term.out << "File:       " << escape_untrusted(file) << " (" << loaded->format << ", "
+               << loaded->certs.size() << " certificate" << (loaded->certs.size() == 1 ? "" : "s")
+               << ")\n";
       if (verdict) term.out << verification_text(*verdict);
       for (std::size_t i = 0; i < loaded->certs.size(); ++i) {
         term.out << "[" << i << "]\n" << certificate_text(loaded->certs[i], now, "  ");

@@ -4,6 +4,7 @@
 
 #include "command.hpp"
 #include "exit_codes.hpp"
+#include "report.hpp"
 #include "time_args.hpp"
 
 namespace getcert::cli {
@@ -75,11 +76,10 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
 
 void print_verdict_messages(Terminal& term, const std::string& where, const Verification& v,
                             bool insecure) {
-  for (const auto& w : v.warnings) term.err << "getcert: warning: " << where << ": " << w << "\n";
+  for (const auto& w : v.warnings) report_warning(term, where + ": " + w);
   if (v.ok) return;
   for (const auto& e : v.errors) {
-    term.err << "getcert: " << (insecure ? "warning" : "error") << ": " << where
-             << ": verification failed: " << e.reason << "\n";
+    report_line(term, insecure ? "warning" : "error", where + ": verification failed: " + e.reason);
   }
 }
 
@@ -91,11 +91,12 @@ int check_expiry(Terminal& term, const std::string& where, const std::vector<Cer
   for (const auto& c : chain) {
     if (c.not_after > limit) continue;
     const auto days = c.days_left(now);
-    term.err << "getcert: warning: " << where << ": certificate '" << c.display_name() << "' "
-             << (c.not_after < now
-                     ? std::string("has expired")
-                     : "expires in " + std::to_string(days) + (days == 1 ? " day" : " days"))
-             << " (" << format_utc(c.not_after) << "), within --expires-in " << window_text << "\n";
+    report_warning(
+        term, where + ": certificate '" + c.display_name() + "' " +
+                  (c.not_after < now
+                       ? std::string("has expired")
+                       : "expires in " + std::to_string(days) + (days == 1 ? " day" : " days")) +
+                  " (" + format_utc(c.not_after) + "), within --expires-in " + window_text);
     rc = kExitExpiring;
   }
   return rc;
