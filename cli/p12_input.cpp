@@ -5,8 +5,9 @@ namespace getcert::cli {
 void add_p12_input_options(CLI::App* cmd, P12Args& args) {
   add_password_options(cmd, args.password, "the PKCS#12 password");
   cmd->add_option("--max-iterations", args.max_iterations,
-                  "Refuse key-derivation iteration counts above this (default 10000000: "
-                  "larger counts are a denial-of-service risk)");
+                  "Work budget per file: refuse a file whose key derivations add up to more "
+                  "iterations than this (iterations x hash blocks, every password guess "
+                  "counted; default 10000000), before deriving anything");
 }
 
 bool looks_like_p12(const std::vector<std::uint8_t>& bytes) {
