@@ -61,19 +61,19 @@ Result<std::vector<std::string>> plan_directories(const std::vector<std::string>
   std::vector<std::string> dirs;
   std::map<std::string, std::string> owner;  // folder -> input
   for (const auto& input : inputs) {
-    const std::string dir = base + "/" + folder_name_for(input);
-    if (!is_inside(base, dir)) {
+    const std::string path = base + "/" + folder_name_for(input);
+    if (!is_inside(base, path)) {
       return fail(Errc::internal, "output folder for '" + escape_untrusted(input) +
                                       "' would leave '" + escape_untrusted(base) + "'");
     }
-    const auto [it, fresh] = owner.emplace(dir, input);
+    const auto [it, fresh] = owner.emplace(path, input);
     if (!fresh) {
       return fail(Errc::invalid_argument,
                   "'" + escape_untrusted(it->second) + "' and '" + escape_untrusted(input) +
-                      "' would both be written to '" + escape_untrusted(dir) +
+                      "' would both be written to '" + escape_untrusted(path) +
                       "'; nothing was written (rename one, or convert them in separate runs)");
     }
-    dirs.push_back(dir);
+    dirs.push_back(path);
   }
   return dirs;
 }

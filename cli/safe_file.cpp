@@ -78,14 +78,14 @@ Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool 
     }
   }
   // Created only now, so that a refused run leaves no empty directories behind either.
-  std::vector<std::string> created;
+  std::vector<std::string> created;  // newest first, so that rmdir meets children first
   for (const auto& dir : directories) {
     const bool existed = exists(dir);
     if (auto ok = ensure_directory(dir); !ok) {
-      for (auto it = created.rbegin(); it != created.rend(); ++it) ::rmdir(it->c_str());
+      for (const auto& made : created) ::rmdir(made.c_str());
       return ok;
     }
-    if (!existed) created.push_back(dir);
+    if (!existed) created.insert(created.begin(), dir);
   }
   std::vector<TempFile> temps(files.size());
   auto cleanup = [&temps, &created] {
@@ -93,7 +93,7 @@ Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool 
       if (!t.committed && !t.path.empty()) ::unlink(t.path.c_str());
     }
     // rmdir only removes an empty directory: one that received a committed file stays.
-    for (auto it = created.rbegin(); it != created.rend(); ++it) ::rmdir(it->c_str());
+    for (const auto& made : created) ::rmdir(made.c_str());
   };
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (auto ok = write_temp(files[i], temps[i]); !ok) {

@@ -2,6 +2,7 @@
 
 #include <openssl/objects.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -120,10 +121,8 @@ const HashAlgorithm* hash_by_hmac_oid(std::string_view oid) {
 }
 
 bool is_hmac_output_size(std::uint64_t size) noexcept {
-  for (const auto& row : kHmacs) {
-    if (row.hash.output_size == size) return true;
-  }
-  return false;
+  return std::any_of(kHmacs.begin(), kHmacs.end(),
+                     [size](const OidHash& row) { return row.hash.output_size == size; });
 }
 
 const Pbes1Scheme* pbes1_scheme(std::string_view oid) { return find(kPbes1, oid); }
