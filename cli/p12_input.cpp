@@ -21,9 +21,13 @@ bool looks_like_p12(const std::vector<std::uint8_t>& bytes) {
 }
 
 Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const std::string& name,
-                                const P12Args& args, Terminal& term) {
-  auto password = read_password(args.password, term);
-  if (!password) return tl::unexpected(password.error());
+                                P12Args& args, Terminal& term) {
+  if (!args.password_read) {
+    auto read = read_password(args.password, term);
+    if (!read) return tl::unexpected(read.error());
+    args.password_read = std::move(*read);
+  }
+  const auto& password = args.password_read;
   pkcs12::DecodeOptions options;
   options.max_iterations = args.max_iterations;
   if (*password) options.password = std::string((*password)->data(), (*password)->size());

@@ -144,6 +144,21 @@ TEST_CASE("topem with two files writes one subdirectory per file", "[cli][pkcs12
   check_topem_files(out + "/beta", f.oracle_key_der);
 }
 
+TEST_CASE("several inputs share the password, read once from stdin", "[cli][pkcs12]") {
+  Fixture f;
+  fs::copy_file(f.p12, f.dir / "alpha.p12");
+  fs::copy_file(f.p12, f.dir / "beta.p12");
+  write_file(f.dir / "stdin.txt", kPassword + "\n");
+  const std::string out = f.dir / "out";
+  const auto r =
+      p12({"topem", f.dir / "alpha.p12", f.dir / "beta.p12", "--password-stdin", "--out-dir", out},
+          {{}, f.dir / "stdin.txt"});
+  INFO(explain(r));
+  REQUIRE(r.exit_code == kExitOk);
+  check_topem_files(out + "/alpha", f.oracle_key_der);
+  check_topem_files(out + "/beta", f.oracle_key_der);
+}
+
 TEST_CASE("topem --stdout and -o combined.pem", "[cli][pkcs12]") {
   Fixture f;
   const std::string expected_certs = read_file(pki("rsa-chain.pem")) + read_file(pki("root.pem"));
