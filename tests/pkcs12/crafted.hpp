@@ -145,7 +145,8 @@ inline Der pfx(const std::vector<Der>& safes, const std::optional<Der>& mac = st
 
 // `count` copies of `item`.
 inline std::vector<Der> repeated(const Der& item, std::size_t count) {
-  return std::vector<Der>(count, item);
+  std::vector<Der> out(count, item);  // not braces: those would make a two-element list
+  return out;
 }
 
 }  // namespace getcert::test::crafted
