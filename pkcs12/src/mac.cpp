@@ -90,11 +90,13 @@ Result<void> parse_pbmac1(const Element& params, std::uint64_t max_iterations, M
                 "malformed PKCS#12: PBMAC1 PBKDF2 parameters lack the required keyLength");
   }
   if (*key_length < out_len || !is_hmac_output_size(*key_length)) {
-    return fail(Errc::malformed_input,
-                "malformed PKCS#12: PBMAC1 keyLength " + std::to_string(*key_length) +
-                    " is invalid for HMAC-" + std::string(mac.hash->display) +
-                    " (producers use the HMAC output length, " + std::to_string(out_len) +
-                    " octets; a shorter key makes the MAC forgeable); refusing the file");
+    return fail(
+        Errc::malformed_input,
+        "malformed PKCS#12: PBMAC1 keyLength " + std::to_string(*key_length) +
+            " is invalid for HMAC-" + std::string(mac.hash->display) +
+            " (producers use the HMAC output length, " + std::to_string(out_len) +
+            " octets: a shorter key makes the MAC forgeable, a longer one only multiplies the "
+            "work); refusing the file");
   }
   mac.key_length = static_cast<std::size_t>(*key_length);
   auto ok = check_iterations(mac.iterations, max_iterations, "the PBMAC1 MAC");
