@@ -44,11 +44,11 @@ std::string folder_name_for(const std::string& input) {
   return name.empty() ? "p12" : name;
 }
 
-// True when `path`, normalised, lies strictly inside `dir`.
-bool is_inside(const std::string& dir, const std::string& path) {
+// True when `path`, normalised, lies strictly inside `base`.
+bool is_inside(const std::string& base, const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path rel =
-      fs::path(path).lexically_normal().lexically_relative(fs::path(dir).lexically_normal());
+      fs::path(path).lexically_normal().lexically_relative(fs::path(base).lexically_normal());
   return !rel.empty() && *rel.begin() != ".." && rel != ".";
 }
 

@@ -575,6 +575,16 @@ TEST_CASE("topem plans every output path first: clashing inputs are a usage erro
     CHECK(getcert::test::directory_listing(out) == std::vector<std::string>{"x"});
     CHECK(getcert::test::directory_listing(out + "/x") == std::vector<std::string>{"key.pem"});
   }
+  SECTION("a folder that cannot be created: the ones made before it are removed again") {
+    fs::copy_file(f.p12, f.dir / "alpha.p12");
+    fs::create_directory(out);
+    write_file(out + "/x", "a file where the folder for x.pfx would go\n");
+    const auto r = p12({"topem", f.dir / "alpha.p12", f.dir / "b/x.pfx", "--password-file",
+                        f.pw_file, "--out-dir", out});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitIo);
+    CHECK(getcert::test::directory_listing(out) == std::vector<std::string>{"x"});
+  }
 }
 
 TEST_CASE("topem folder names from hostile file names stay inside --out-dir", "[cli][pkcs12]") {
