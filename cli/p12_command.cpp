@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -18,11 +20,62 @@
 namespace getcert::cli {
 namespace {
 
-std::string stem_of(const std::string& path) {
-  std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-  const auto dot = base.rfind('.');
-  if (dot != std::string::npos && dot > 0) base.resize(dot);
-  return base.empty() ? "p12" : base;
+// The subfolder for one of several inputs: the file name without its last extension, with
+// every byte outside ASCII letters, digits, '-', '_' and '.' turned into '_', and leading dots
+// turned into '_' as well. So the name is never empty, ".", ".." or hidden, never holds a
+// separator or a control character, and the folder stays inside --out-dir.
+std::string folder_name_for(const std::string& input) {
+  const auto slash = input.rfind('/');
+  std::string name = slash == std::string::npos ? input : input.substr(slash + 1);
+  const auto dot = name.rfind('.');
+  if (dot != std::string::npos && dot > 0) name.resize(dot);
+  bool leading = true;
+  for (char& c : name) {
+    if (leading && c == '.') {
+      c = '_';
+      continue;
+    }
+    leading = false;
+    const auto u = static_cast<unsigned char>(c);
+    const bool safe = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') ||
+                      c == '-' || c == '_' || c == '.';
+    if (!safe) c = '_';
+  }
+  return name.empty() ? "p12" : name;
+}
+
+// True when `path`, normalised, lies strictly inside `base`.
+bool is_inside(const std::string& base, const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path rel =
+      fs::path(path).lexically_normal().lexically_relative(fs::path(base).lexically_normal());
+  return !rel.empty() && *rel.begin() != ".." && rel != ".";
+}
+
+// Where each input's files go: `base` itself for one input, else base/<folder_name_for(input)>.
+// Two inputs that would share a folder are a usage error naming both (with or without --force:
+// the second would silently replace the first's files), found before anything is decoded.
+Result<std::vector<std::string>> plan_directories(const std::vector<std::string>& inputs,
+                                                  const std::string& base) {
+  if (inputs.size() == 1) return std::vector<std::string>{base};
+  std::vector<std::string> dirs;
+  std::map<std::string, std::string> owner;  // folder -> input
+  for (const auto& input : inputs) {
+    const std::string path = base + "/" + folder_name_for(input);
+    if (!is_inside(base, path)) {
+      return fail(Errc::internal, "output folder for '" + escape_untrusted(input) +
+                                      "' would leave '" + escape_untrusted(base) + "'");
+    }
+    const auto [it, fresh] = owner.emplace(path, input);
+    if (!fresh) {
+      return fail(Errc::invalid_argument,
+                  "'" + escape_untrusted(it->second) + "' and '" + escape_untrusted(input) +
+                      "' would both be written to '" + escape_untrusted(path) +
+                      "'; nothing was written (rename one, or convert them in separate runs)");
+    }
+    dirs.push_back(path);
+  }
+  return dirs;
 }
 
 // The certificates of an identity's chain that are not self-signed roots: what a server sends
@@ -172,7 +225,15 @@ class P12Command final : public Command {
       }
       key_pass = std::move(*pass);
     }
-    // Decode everything first: one bad input means nothing is written.
+    // Plan every output folder before decoding (a clash is a usage error, found before any
+    // password prompt), decode everything before writing: one bad input means nothing is written.
+    const std::string base = out_dir_.empty() ? "." : out_dir_;
+    std::vector<std::string> dirs;
+    if (!to_stdout_ && combined_.empty()) {
+      auto planned = plan_directories(files_, base);
+      if (!planned) return report_error(term, global, planned.error());
+      dirs = std::move(*planned);
+    }
     std::vector<Converted> converted;
     for (const auto& f : files_) {
       auto bytes = read_input(f, term);
@@ -188,26 +249,31 @@ class P12Command final : public Command {
       return kExitOk;
     }
     std::vector<PendingFile> files;
+    std::vector<std::string> directories;
     if (!combined_.empty()) {
       files.push_back({combined_, combined_pem(converted.front(), key_pass), 0600});
     } else {
-      const std::string base = out_dir_.empty() ? "." : out_dir_;
-      if (auto ok = ensure_directory(base); !ok) return report_error(term, global, ok.error());
-      for (const auto& c : converted) {
-        const std::string dir = converted.size() > 1 ? base + "/" + stem_of(c.input) : base;
-        if (converted.size() > 1) {
-          if (auto ok = ensure_directory(dir); !ok) return report_error(term, global, ok.error());
-        }
-        auto more = files_for(c, dir, key_pass);
+      directories.push_back(base);
+      for (std::size_t i = 0; i < converted.size(); ++i) {
+        if (dirs[i] != base) directories.push_back(dirs[i]);
+        auto more = files_for(converted[i], dirs[i], key_pass);
         if (!more) return report_error(term, global, more.error());
         files.insert(files.end(), more->begin(), more->end());
+      }
+    }
+    std::set<std::string> paths;
+    for (const auto& f : files) {
+      if (!paths.insert(f.path).second) {
+        return report_error(
+            term, global,
+            Error(Errc::internal, "two outputs planned for '" + escape_untrusted(f.path) + "'"));
       }
     }
     if (files.empty()) {
       return report_error(term, global,
                           Error(Errc::malformed_input, "the file holds no key and no certificate"));
     }
-    if (auto ok = write_files_atomically(files, force_); !ok) {
+    if (auto ok = write_files_atomically(files, force_, directories); !ok) {
       return report_error(term, global, ok.error());
     }
     if (!global.quiet) {

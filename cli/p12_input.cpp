@@ -7,8 +7,9 @@ namespace getcert::cli {
 void add_p12_input_options(CLI::App* cmd, P12Args& args) {
   add_password_options(cmd, args.password, "the PKCS#12 password");
   cmd->add_option("--max-iterations", args.max_iterations,
-                  "Refuse key-derivation iteration counts above this (default 10000000: "
-                  "larger counts are a denial-of-service risk)");
+                  "Work budget per file: refuse a file whose key derivations add up to more "
+                  "iterations than this (iterations x hash blocks, every password guess "
+                  "counted; default 10000000), before deriving anything");
 }
 
 bool looks_like_p12(const std::vector<std::uint8_t>& bytes) {
@@ -22,9 +23,13 @@ bool looks_like_p12(const std::vector<std::uint8_t>& bytes) {
 }
 
 Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const std::string& name,
-                                const P12Args& args, Terminal& term) {
-  auto password = read_password(args.password, term);
-  if (!password) return tl::unexpected(password.error());
+                                P12Args& args, Terminal& term) {
+  if (!args.password_read) {
+    auto read = read_password(args.password, term);
+    if (!read) return tl::unexpected(read.error());
+    args.password_read = std::move(*read);
+  }
+  const auto& password = args.password_read;
   pkcs12::DecodeOptions options;
   options.max_iterations = args.max_iterations;
   if (*password) options.password = std::string((*password)->data(), (*password)->size());

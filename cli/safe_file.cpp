@@ -66,7 +66,8 @@ Result<void> ensure_directory(const std::string& dir) {
   return {};
 }
 
-Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool force) {
+Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool force,
+                                    const std::vector<std::string>& directories) {
   if (!force) {
     for (const auto& f : files) {
       if (exists(f.path)) {
@@ -76,11 +77,23 @@ Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool 
       }
     }
   }
+  // Created only now, so that a refused run leaves no empty directories behind either.
+  std::vector<std::string> created;  // newest first, so that rmdir meets children first
+  for (const auto& dir : directories) {
+    const bool existed = exists(dir);
+    if (auto ok = ensure_directory(dir); !ok) {
+      for (const auto& made : created) ::rmdir(made.c_str());
+      return ok;
+    }
+    if (!existed) created.insert(created.begin(), dir);
+  }
   std::vector<TempFile> temps(files.size());
-  auto cleanup = [&temps] {
+  auto cleanup = [&temps, &created] {
     for (const auto& t : temps) {
       if (!t.committed && !t.path.empty()) ::unlink(t.path.c_str());
     }
+    // rmdir only removes an empty directory: one that received a committed file stays.
+    for (const auto& made : created) ::rmdir(made.c_str());
   };
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (auto ok = write_temp(files[i], temps[i]); !ok) {

@@ -17,10 +17,13 @@ struct PendingFile {
   mode_t mode = 0644;  // private keys: 0600
 };
 
-// Writes every file or none: existing targets are refused up front unless `force`; each file
-// is written to a temporary sibling (created with its final mode), fsynced, then moved into
-// place. Without `force` the move uses link(2), so a file that appears meanwhile is not lost.
-Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool force);
+// Writes every file or none: existing targets are refused up front unless `force`; then the
+// missing `directories` (one level each, in order, 0755) are created; each file is written to a
+// temporary sibling (created with its final mode), fsynced, then moved into place. Without
+// `force` the move uses link(2), so a file that appears meanwhile is not lost. A failure
+// removes the temporaries and the directories this call created (when still empty).
+Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool force,
+                                    const std::vector<std::string>& directories = {});
 
 // Creates `dir` (one level, 0755) when it does not exist.
 Result<void> ensure_directory(const std::string& dir);

@@ -1,7 +1,7 @@
 // `getcert p12 topem|info|create` as a user runs them in CI: the files and modes written, their
 // content compared with what `openssl pkcs12` extracts, every password source (and the secret
-// never echoed), failures that leave nothing behind, and files other tools can read back
-// (openssl, keytool).
+// never echoed), failures that leave nothing behind, files other tools can read back (openssl,
+// keytool), the work budget against crafted files, and output paths planned before writing.
 
 #include <catch2/catch.hpp>
 
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "pkcs12/crafted.hpp"
 #include "support/cli_checks.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
@@ -139,6 +140,21 @@ TEST_CASE("topem with two files writes one subdirectory per file", "[cli][pkcs12
   INFO(explain(r));
   REQUIRE(r.exit_code == kExitOk);
   CHECK(getcert::test::directory_listing(out) == std::vector<std::string>{"alpha", "beta"});
+  check_topem_files(out + "/alpha", f.oracle_key_der);
+  check_topem_files(out + "/beta", f.oracle_key_der);
+}
+
+TEST_CASE("several inputs share the password, read once from stdin", "[cli][pkcs12]") {
+  Fixture f;
+  fs::copy_file(f.p12, f.dir / "alpha.p12");
+  fs::copy_file(f.p12, f.dir / "beta.p12");
+  write_file(f.dir / "stdin.txt", kPassword + "\n");
+  const std::string out = f.dir / "out";
+  const auto r =
+      p12({"topem", f.dir / "alpha.p12", f.dir / "beta.p12", "--password-stdin", "--out-dir", out},
+          {{}, f.dir / "stdin.txt"});
+  INFO(explain(r));
+  REQUIRE(r.exit_code == kExitOk);
   check_topem_files(out + "/alpha", f.oracle_key_der);
   check_topem_files(out + "/beta", f.oracle_key_der);
 }
@@ -452,4 +468,152 @@ TEST_CASE("a vector OpenSSL 3 reads only with -legacy converts with no extra fla
         cert_der(read_file((vectors / "pyca-ca.pem").string()), tmp));
   CHECK(key_der(out + "/key.pem") == key_der((vectors / "pyca-ca_key.pem").string()));
   CHECK(mode_of(out + "/key.pem") == 0600U);
+}
+
+namespace {
+
+void write_der(const std::string& path, const getcert::test::crafted::Der& der) {
+  write_file(path, std::string(der.begin(), der.end()));
+}
+
+}  // namespace
+
+TEST_CASE("files over the work budget are refused fast: exit 8 naming --max-iterations",
+          "[cli][pkcs12]") {
+  namespace craft = getcert::test::crafted;
+  Fixture f;
+  const std::string out = f.dir / "out";
+  SECTION("40 shrouded keys at 9,999,999 iterations, each under the old per-derivation cap") {
+    const auto key = craft::shrouded_key_bag(craft::pbes2_aes256(9'999'999));
+    write_der(f.dir / "keys.p12", craft::pfx({craft::data_safe(craft::repeated(key, 40))}));
+    for (const std::string command : {"topem", "info"}) {
+      std::vector<std::string> args{command, f.dir / "keys.p12", "--password-file", f.pw_file};
+      if (command == "topem") args.insert(args.end(), {"--out-dir", out});
+      const auto r = p12(args);
+      INFO(explain(r));
+      CHECK(r.exit_code == kExitMalformed);
+      CHECK_THAT(r.err,
+                 Contains("--max-iterations") && Contains("399999960") && Contains("keys.p12"));
+      CHECK(r.elapsed < std::chrono::seconds(1));
+      CHECK_FALSE(fs::exists(out));
+    }
+  }
+  SECTION("12 encrypted safes and a MAC, each just under the cap") {
+    const auto safe = craft::encrypted_safe(craft::pbes2_aes256(9'999'999), craft::Der(64, 0xEE));
+    write_der(f.dir / "safes.p12",
+              craft::pfx(craft::repeated(safe, 12), craft::classic_mac(9'999'999)));
+    const auto r =
+        p12({"topem", f.dir / "safes.p12", "--password-file", f.pw_file, "--out-dir", out});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitMalformed);
+    CHECK_THAT(r.err, Contains("--max-iterations") && Contains("129999987"));
+    CHECK(r.elapsed < std::chrono::seconds(1));
+    CHECK_FALSE(fs::exists(out));
+  }
+  SECTION("a PBMAC1 key length of 1024 octets is malformed") {
+    write_der(f.dir / "pbmac1.p12", craft::pfx({craft::data_safe({craft::cert_bag({0x30, 0x00})})},
+                                               craft::pbmac1_mac(9'000'000, 1024)));
+    const auto r = p12({"info", f.dir / "pbmac1.p12", "--password-file", f.pw_file});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitMalformed);
+    CHECK_THAT(r.err, Contains("keyLength 1024"));
+    CHECK(r.elapsed < std::chrono::seconds(1));
+  }
+  SECTION("a real file decodes at exactly its cost and is refused one below") {
+    // openssl's defaults: SHA-256 MAC, PBES2 (PBKDF2-HMAC-SHA256, AES-256) for the certificate
+    // safe and the key, 2048 iterations each, one block each: 3 x 2048.
+    const auto fits = p12({"topem", f.p12, "--password-file", f.pw_file, "--max-iterations", "6144",
+                           "--out-dir", out});
+    INFO(explain(fits));
+    CHECK(fits.exit_code == kExitOk);
+    check_topem_files(out, f.oracle_key_der);
+    const auto over =
+        p12({"info", f.p12, "--password-file", f.pw_file, "--max-iterations", "6143"});
+    INFO(explain(over));
+    CHECK(over.exit_code == kExitMalformed);
+    CHECK_THAT(over.err, Contains("6144") && Contains("--max-iterations"));
+  }
+}
+
+TEST_CASE("topem plans every output path first: clashing inputs are a usage error",
+          "[cli][pkcs12]") {
+  Fixture f;
+  fs::create_directory(f.dir / "a");
+  fs::create_directory(f.dir / "b");
+  fs::copy_file(f.p12, f.dir / "a/x.p12");
+  fs::copy_file(f.p12, f.dir / "b/x.pfx");
+  const std::string out = f.dir / "out";
+  for (const bool force : {false, true}) {
+    INFO("--force " << force);
+    std::vector<std::string> args{
+        "topem", f.dir / "a/x.p12", f.dir / "b/x.pfx", "--password-file", f.pw_file, "--out-dir",
+        out};
+    if (force) args.emplace_back("--force");
+    const auto r = p12(args);
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitUsage);
+    CHECK_THAT(r.err, Contains(f.dir / "a/x.p12") && Contains(f.dir / "b/x.pfx") &&
+                          Contains(out + "/x") && Contains("nothing was written"));
+    CHECK_FALSE(fs::exists(out));
+  }
+  SECTION("the same file twice, into an existing --out-dir: it stays empty") {
+    fs::create_directory(out);
+    const auto r = p12({"topem", f.p12, f.p12, "--password-file", f.pw_file, "--out-dir", out});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitUsage);
+    CHECK(fs::is_empty(out));
+  }
+  SECTION("a failure at write time leaves no new folders behind") {
+    fs::copy_file(f.p12, f.dir / "alpha.p12");
+    fs::create_directory(out);
+    fs::create_directory(out + "/x");
+    write_file(out + "/x/key.pem", "mine\n");
+    const auto r = p12({"topem", f.dir / "alpha.p12", f.dir / "b/x.pfx", "--password-file",
+                        f.pw_file, "--out-dir", out});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitOutputExists);
+    CHECK(getcert::test::directory_listing(out) == std::vector<std::string>{"x"});
+    CHECK(getcert::test::directory_listing(out + "/x") == std::vector<std::string>{"key.pem"});
+  }
+  SECTION("a folder that cannot be created: the ones made before it are removed again") {
+    fs::copy_file(f.p12, f.dir / "alpha.p12");
+    fs::create_directory(out);
+    write_file(out + "/x", "a file where the folder for x.pfx would go\n");
+    const auto r = p12({"topem", f.dir / "alpha.p12", f.dir / "b/x.pfx", "--password-file",
+                        f.pw_file, "--out-dir", out});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitIo);
+    CHECK(getcert::test::directory_listing(out) == std::vector<std::string>{"x"});
+  }
+}
+
+TEST_CASE("topem folder names from hostile file names stay inside --out-dir", "[cli][pkcs12]") {
+  Fixture f;
+  fs::create_directory(f.dir / "in");
+  const std::vector<std::string> names{"...p12", "..p12",
+                                       std::string("a\x01"
+                                                   "b\x1b[31m.p12"),
+                                       "....", ".hidden.p12"};
+  std::vector<std::string> args{"topem"};
+  for (const auto& n : names) {
+    fs::copy_file(f.p12, f.dir / ("in/" + n));
+    args.push_back(f.dir / ("in/" + n));
+  }
+  const std::string out = f.dir / "out";
+  args.insert(args.end(), {"--password-file", f.pw_file, "--out-dir", out});
+  const auto before = getcert::test::directory_listing(f.dir.path());
+  const auto r = p12(args);
+  INFO(explain(r));
+  REQUIRE(r.exit_code == kExitOk);
+  CHECK(getcert::test::directory_listing(out) ==
+        std::vector<std::string>{"_", "__", "___", "_hidden", "a_b__31m"});
+  for (const auto& dir : getcert::test::directory_listing(out)) {
+    check_topem_files(out + "/" + dir, f.oracle_key_der);
+  }
+  // Nothing landed next to --out-dir (what "out/.." would have meant).
+  auto after = getcert::test::directory_listing(f.dir.path());
+  CHECK(after.size() == before.size() + 1);
+  CHECK(getcert::test::directory_listing(f.dir / "in").size() == names.size());
+  // The control characters of the input name never reach the terminal raw.
+  CHECK(r.err.find('\x1b') == std::string::npos);
 }

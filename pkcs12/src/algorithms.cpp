@@ -2,6 +2,7 @@
 
 #include <openssl/objects.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -16,24 +17,24 @@ struct OidHash {
 };
 
 constexpr std::array<OidHash, 8> kDigests{{
-    {"1.3.14.3.2.26", {"SHA1", "SHA-1"}},
-    {"2.16.840.1.101.3.4.2.4", {"SHA224", "SHA-224"}},
-    {"2.16.840.1.101.3.4.2.1", {"SHA256", "SHA-256"}},
-    {"2.16.840.1.101.3.4.2.2", {"SHA384", "SHA-384"}},
-    {"2.16.840.1.101.3.4.2.3", {"SHA512", "SHA-512"}},
-    {"2.16.840.1.101.3.4.2.5", {"SHA512-224", "SHA-512/224"}},
-    {"2.16.840.1.101.3.4.2.6", {"SHA512-256", "SHA-512/256"}},
-    {"1.2.840.113549.2.5", {"MD5", "MD5"}},
+    {"1.3.14.3.2.26", {"SHA1", "SHA-1", 20}},
+    {"2.16.840.1.101.3.4.2.4", {"SHA224", "SHA-224", 28}},
+    {"2.16.840.1.101.3.4.2.1", {"SHA256", "SHA-256", 32}},
+    {"2.16.840.1.101.3.4.2.2", {"SHA384", "SHA-384", 48}},
+    {"2.16.840.1.101.3.4.2.3", {"SHA512", "SHA-512", 64}},
+    {"2.16.840.1.101.3.4.2.5", {"SHA512-224", "SHA-512/224", 28}},
+    {"2.16.840.1.101.3.4.2.6", {"SHA512-256", "SHA-512/256", 32}},
+    {"1.2.840.113549.2.5", {"MD5", "MD5", 16}},
 }};
 
 constexpr std::array<OidHash, 7> kHmacs{{
-    {"1.2.840.113549.2.7", {"SHA1", "SHA1"}},
-    {"1.2.840.113549.2.8", {"SHA224", "SHA224"}},
-    {"1.2.840.113549.2.9", {"SHA256", "SHA256"}},
-    {"1.2.840.113549.2.10", {"SHA384", "SHA384"}},
-    {"1.2.840.113549.2.11", {"SHA512", "SHA512"}},
-    {"1.2.840.113549.2.12", {"SHA512-224", "SHA512-224"}},
-    {"1.2.840.113549.2.13", {"SHA512-256", "SHA512-256"}},
+    {"1.2.840.113549.2.7", {"SHA1", "SHA1", 20}},
+    {"1.2.840.113549.2.8", {"SHA224", "SHA224", 28}},
+    {"1.2.840.113549.2.9", {"SHA256", "SHA256", 32}},
+    {"1.2.840.113549.2.10", {"SHA384", "SHA384", 48}},
+    {"1.2.840.113549.2.11", {"SHA512", "SHA512", 64}},
+    {"1.2.840.113549.2.12", {"SHA512-224", "SHA512-224", 28}},
+    {"1.2.840.113549.2.13", {"SHA512-256", "SHA512-256", 32}},
 }};
 
 constexpr std::array<Pbes1Scheme, 6> kPbes1{{
@@ -117,6 +118,11 @@ const HashAlgorithm* hash_by_digest_oid(std::string_view oid) {
 const HashAlgorithm* hash_by_hmac_oid(std::string_view oid) {
   const auto* row = find(kHmacs, oid);
   return row != nullptr ? &row->hash : nullptr;
+}
+
+bool is_hmac_output_size(std::uint64_t size) noexcept {
+  return std::any_of(kHmacs.begin(), kHmacs.end(),
+                     [size](const OidHash& row) { return row.hash.output_size == size; });
 }
 
 const Pbes1Scheme* pbes1_scheme(std::string_view oid) { return find(kPbes1, oid); }

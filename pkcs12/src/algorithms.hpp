@@ -3,6 +3,8 @@
 // The OIDs PKCS#12 files use, with the names getcert reports and the OpenSSL algorithm names
 // they map to. One table so that messages, Info and the crypto code agree.
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -38,12 +40,15 @@ inline constexpr std::string_view kHmacWithSha1 = "1.2.840.113549.2.7";
 struct HashAlgorithm {
   std::string_view openssl_name;  // for EVP_MD_fetch
   std::string_view display;       // "SHA-256"
+  std::size_t output_size;        // octets; the work budget counts derived blocks of this size
 };
 
 // MacData digest OIDs (sha1, sha2 family, md5, ...); nullptr when unknown.
 const HashAlgorithm* hash_by_digest_oid(std::string_view oid);
 // hmacWithSHA* OIDs (PBKDF2 PRF, PBMAC1 messageAuthScheme); nullptr when unknown.
 const HashAlgorithm* hash_by_hmac_oid(std::string_view oid);
+// True when `size` is the output size of one of the hmacWithSHA* hashes above.
+bool is_hmac_output_size(std::uint64_t size) noexcept;
 
 // The PKCS#12 PBES1 schemes (1.2.840.113549.1.12.1.x), keyed with the PKCS#12 KDF over SHA-1.
 struct Pbes1Scheme {

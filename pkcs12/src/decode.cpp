@@ -7,6 +7,7 @@
 #include "algorithms.hpp"
 #include "attributes.hpp"
 #include "ber.hpp"
+#include "budget.hpp"
 #include "contents.hpp"
 #include "detail/x509_util.hpp"
 #include "keys.hpp"
@@ -40,14 +41,149 @@ std::string describe_key(const KeyInfo& k) {
   return out + " private key";
 }
 
+// What the planning pass saw: one password guess for each item whose cost is visible before
+// anything is decrypted.
+struct VisibleWork {
+  std::uint64_t cost = 0;
+  bool mac = false;
+  std::size_t safes = 0;  // encrypted safes
+  std::size_t keys = 0;   // shrouded keys outside encrypted safes
+
+  std::string describe() const {
+    std::vector<std::string> parts;
+    if (mac) parts.emplace_back("the MAC");
+    auto count = [&](std::size_t n, const char* one, const char* many) {
+      if (n > 0) parts.push_back(std::to_string(n) + " " + (n == 1 ? one : many));
+    };
+    count(safes, "encrypted safe", "encrypted safes");
+    count(keys, "shrouded key", "shrouded keys");
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      if (i > 0) out += i + 1 == parts.size() ? " and " : ", ";
+      out += parts[i];
+    }
+    return out;
+  }
+};
+
+// The content of a data ContentInfo: [0] EXPLICIT OCTET STRING.
+Result<std::vector<std::uint8_t>> data_content(const Element& explicit0) {
+  auto cr = children(explicit0, "data safe");
+  if (!cr) return tl::unexpected(cr.error());
+  auto octets_el = cr->expect(kTagOctetString, "data safe");
+  if (!octets_el) return tl::unexpected(octets_el.error());
+  return octet_string(*octets_el, "data safe");
+}
+
+struct EncryptedSafe {
+  PbeAlgorithm alg;
+  std::optional<std::vector<std::uint8_t>> ciphertext;  // nullopt: no encrypted content
+};
+
+// The content of an encryptedData ContentInfo.
+Result<EncryptedSafe> encrypted_content(const Element& explicit0, std::uint64_t max_iterations,
+                                        const std::string& where) {
+  // EncryptedData ::= SEQUENCE { version INTEGER, encryptedContentInfo EncryptedContentInfo }
+  // EncryptedContentInfo ::= SEQUENCE { contentType OID, contentEncryptionAlgorithm AlgId,
+  //                                     encryptedContent [0] IMPLICIT OCTET STRING OPTIONAL }
+  auto cr = children(explicit0, "encrypted safe");
+  if (!cr) return tl::unexpected(cr.error());
+  auto ed = cr->expect(kTagSequence, "EncryptedData");
+  if (!ed) return tl::unexpected(ed.error());
+  auto edr = children(*ed, "EncryptedData");
+  if (!edr) return tl::unexpected(edr.error());
+  auto version = edr->expect(kTagInteger, "EncryptedData version");
+  if (!version) return tl::unexpected(version.error());
+  auto eci = edr->expect(kTagSequence, "EncryptedContentInfo");
+  if (!eci) return tl::unexpected(eci.error());
+  auto eir = children(*eci, "EncryptedContentInfo");
+  if (!eir) return tl::unexpected(eir.error());
+  auto inner_type = eir->expect(kTagOid, "EncryptedContentInfo content type");
+  if (!inner_type) return tl::unexpected(inner_type.error());
+  auto alg_el = eir->expect(kTagSequence, "EncryptedContentInfo algorithm");
+  if (!alg_el) return tl::unexpected(alg_el.error());
+  auto alg = parse_pbe(*alg_el, max_iterations, where.c_str());
+  if (!alg) return tl::unexpected(alg.error());
+  EncryptedSafe out{std::move(*alg), std::nullopt};
+  auto enc = eir->optional(TagClass::context, 0, "encrypted content");
+  if (!enc) return tl::unexpected(enc.error());
+  if (*enc) {
+    auto ciphertext = string_value(**enc, "encrypted content");
+    if (!ciphertext) return tl::unexpected(ciphertext.error());
+    out.ciphertext = std::move(*ciphertext);
+  }
+  return out;
+}
+
+// Adds one attempt at every shrouded key in SafeContents `data` (nested SafeContents bags
+// included, as deep as the walk follows them) to `work`. Stops at the first error: the walk
+// meets the same error at the same place.
+Result<void> scan_shrouded_keys(Bytes data, int nesting, std::uint64_t max_iterations,
+                                VisibleWork& work) {
+  auto sc = parse_single(data, "SafeContents");
+  if (!sc) return tl::unexpected(sc.error());
+  if (!sc->is_universal(kTagSequence)) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: SafeContents is not a SEQUENCE");
+  }
+  auto r = children(*sc, "SafeContents");
+  if (!r) return tl::unexpected(r.error());
+  while (!r->empty()) {
+    auto bag = r->expect(kTagSequence, "SafeBag");
+    if (!bag) return tl::unexpected(bag.error());
+    auto br = children(*bag, "SafeBag");
+    if (!br) return tl::unexpected(br.error());
+    auto id_el = br->expect(kTagOid, "SafeBag type");
+    if (!id_el) return tl::unexpected(id_el.error());
+    auto id = oid(*id_el, "SafeBag type");
+    if (!id) return tl::unexpected(id.error());
+    if (*id != oids::kShroudedKeyBag && *id != oids::kSafeContentsBag) continue;
+    auto wrapper = br->next("SafeBag value");
+    if (!wrapper) return tl::unexpected(wrapper.error());
+    if (!wrapper->is_context(0) || !wrapper->constructed) {
+      return fail(Errc::malformed_input, "malformed PKCS#12: SafeBag value is not [0] EXPLICIT");
+    }
+    auto wr = children(*wrapper, "SafeBag value");
+    if (!wr) return tl::unexpected(wr.error());
+    auto value = wr->next("SafeBag value");
+    if (!value) return tl::unexpected(value.error());
+    if (*id == oids::kSafeContentsBag) {
+      if (nesting + 1 > kMaxSafeContentsNesting) {
+        return fail(Errc::malformed_input, "malformed PKCS#12: SafeContents nested too deep");
+      }
+      auto ok = scan_shrouded_keys(value->encoding, nesting + 1, max_iterations, work);
+      if (!ok) return ok;
+      continue;
+    }
+    auto er = children(*value, "EncryptedPrivateKeyInfo");
+    if (!er) return tl::unexpected(er.error());
+    auto alg_el = er->expect(kTagSequence, "shrouded key algorithm");
+    if (!alg_el) return tl::unexpected(alg_el.error());
+    auto alg = parse_pbe(*alg_el, max_iterations, "a shrouded key bag");
+    if (!alg) return tl::unexpected(alg.error());
+    work.cost = add_cost(work.cost, attempt_cost(*alg));
+    ++work.keys;
+  }
+  return {};
+}
+
+// Only a limit is worth reporting before the walk: every other error the walk reports itself,
+// in its usual order (a wrong password before a malformed bag behind the MAC).
+Result<void> keep_limit_errors(const Result<void>& scanned) {
+  if (!scanned && scanned.error().code == Errc::limit_exceeded) return scanned;
+  return {};
+}
+
 class Walker {
  public:
   explicit Walker(const DecodeOptions& options)
-      : options_(options), candidates_(password_candidates(options.password)) {}
+      : options_(options),
+        candidates_(password_candidates(options.password)),
+        budget_(options.max_iterations) {}
 
   Result<Bundle> run(Bytes pfx);
 
  private:
+  Result<void> reserve_visible_work(const MacData* mac, Bytes auth_safe);
   Result<void> read_safe(const Element& content_info, std::size_t index);
   Result<void> read_safe_contents(Bytes data, int nesting, SafeInfo& safe);
   Result<void> read_bag(const Element& bag, int nesting, SafeInfo& safe);
@@ -65,6 +201,7 @@ class Walker {
   std::vector<PasswordForms> candidates_;
   std::optional<std::size_t> form_;  // the candidate the MAC (or a decryption) proved
   bool mac_verified_ = false;
+  WorkBudget budget_;
   Info info_;
   Contents contents_;
 };
@@ -80,9 +217,19 @@ Result<SecureBytes> Walker::decrypt_any(const PbeAlgorithm& alg, Bytes ciphertex
   for (std::size_t i = 0; i < candidates_.size(); ++i) {
     if (!form_ || i != *form_) order.push_back(i);
   }
+  // Forms with the same bytes derive the same key (PBKDF2 sees the absent and the empty
+  // password alike): each distinct one is paid for and tried once.
+  std::vector<const SecureBytes*> tried;
   for (const std::size_t i : order) {
     const auto& variants = alg.uses_bmp_password() ? candidates_[i].bmp : candidates_[i].raw;
     for (const auto& variant : variants) {
+      if (std::any_of(tried.begin(), tried.end(),
+                      [&](const SecureBytes* t) { return *t == variant.bytes; })) {
+        continue;
+      }
+      auto paid = budget_.spend(attempt_cost(alg), tried.empty(), "the " + what);
+      if (!paid) return tl::unexpected(paid.error());
+      tried.push_back(&variant.bytes);
       auto plain = pbe_decrypt(alg, variant, ciphertext, info_.legacy_provider_used);
       if (!plain) return tl::unexpected(plain.error());
       if (!*plain || !validate(**plain)) continue;
@@ -172,12 +319,19 @@ Result<Bundle> Walker::run(Bytes pfx) {
   if (!r->empty())
     return fail(Errc::malformed_input, "malformed PKCS#12: unexpected data after MacData");
 
+  std::optional<MacData> mac;
   if (*mac_el) {
-    auto mac = parse_mac_data(**mac_el, options_.max_iterations);
-    if (!mac) return tl::unexpected(mac.error());
+    auto parsed = parse_mac_data(**mac_el, options_.max_iterations);
+    if (!parsed) return tl::unexpected(parsed.error());
+    mac = std::move(*parsed);
+  }
+  auto affordable = reserve_visible_work(mac ? &*mac : nullptr, *auth_bytes);
+  if (!affordable) return tl::unexpected(affordable.error());
+
+  if (mac) {
     info_.mac = mac->info;
     std::size_t variant = 0;
-    auto matched = verify_mac(*mac, candidates_, *auth_bytes, variant);
+    auto matched = verify_mac(*mac, candidates_, *auth_bytes, budget_, variant);
     if (!matched) return tl::unexpected(matched.error());
     if (!*matched) return fail(Errc::wrong_password, "wrong password (MAC check failed)");
     form_ = **matched;
@@ -210,7 +364,57 @@ Result<Bundle> Walker::run(Bytes pfx) {
   }
 
   if (form_) info_.password_used = candidates_[*form_].kind;
+  info_.work_spent = budget_.spent();
   return assemble(std::move(contents_), std::move(info_));
+}
+
+// Before the first derivation: the MAC, every encrypted safe and every shrouded key that is not
+// inside an encrypted safe, one password guess each, must fit into the budget. Keys inside
+// encrypted safes are reserved once their safe is decrypted (read_safe).
+Result<void> Walker::reserve_visible_work(const MacData* mac, Bytes auth_safe) {
+  VisibleWork work;
+  if (mac != nullptr) {
+    work.mac = true;
+    work.cost = attempt_cost(*mac);
+  }
+  auto scanned = [&]() -> Result<void> {
+    auto safes = parse_single(auth_safe, "AuthenticatedSafe");
+    if (!safes) return tl::unexpected(safes.error());
+    auto sr = children(*safes, "AuthenticatedSafe");
+    if (!sr) return tl::unexpected(sr.error());
+    for (std::size_t index = 1; !sr->empty(); ++index) {
+      auto ci = sr->expect(kTagSequence, "AuthenticatedSafe ContentInfo");
+      if (!ci) return tl::unexpected(ci.error());
+      auto r = children(*ci, "ContentInfo");
+      if (!r) return tl::unexpected(r.error());
+      auto type_el = r->expect(kTagOid, "ContentInfo content type");
+      if (!type_el) return tl::unexpected(type_el.error());
+      auto type = oid(*type_el, "ContentInfo content type");
+      if (!type) return tl::unexpected(type.error());
+      auto content = r->optional(TagClass::context, 0, "ContentInfo content");
+      if (!content) return tl::unexpected(content.error());
+      if (!*content) continue;
+      if (*type == oids::kData) {
+        auto octets = data_content(**content);
+        if (!octets) return tl::unexpected(octets.error());
+        auto ok = scan_shrouded_keys(*octets, 0, options_.max_iterations, work);
+        if (!ok) return ok;
+      } else if (*type == oids::kEncryptedData) {
+        auto safe =
+            encrypted_content(**content, options_.max_iterations, "safe " + std::to_string(index));
+        if (!safe) return tl::unexpected(safe.error());
+        if (safe->ciphertext) {
+          work.cost = add_cost(work.cost, attempt_cost(safe->alg));
+          ++work.safes;
+        }
+      }
+    }
+    return {};
+  }();
+  auto limit = keep_limit_errors(scanned);
+  if (!limit) return limit;
+  if (work.cost == 0) return {};
+  return budget_.reserve(work.cost, work.describe());
 }
 
 Result<void> Walker::read_safe(const Element& content_info, std::size_t index) {
@@ -230,52 +434,34 @@ Result<void> Walker::read_safe(const Element& content_info, std::size_t index) {
     safe.encryption = "none";
     if (!*content)
       return fail(Errc::malformed_input, "malformed PKCS#12: " + where + " has no content");
-    auto cr = children(**content, "data safe");
-    if (!cr) return tl::unexpected(cr.error());
-    auto octets_el = cr->expect(kTagOctetString, "data safe");
-    if (!octets_el) return tl::unexpected(octets_el.error());
-    auto octets = octet_string(*octets_el, "data safe");
+    auto octets = data_content(**content);
     if (!octets) return tl::unexpected(octets.error());
     auto ok = read_safe_contents(*octets, 0, safe);
     if (!ok) return ok;
   } else if (*type == oids::kEncryptedData) {
     if (!*content)
       return fail(Errc::malformed_input, "malformed PKCS#12: " + where + " has no content");
-    // EncryptedData ::= SEQUENCE { version INTEGER, encryptedContentInfo EncryptedContentInfo }
-    // EncryptedContentInfo ::= SEQUENCE { contentType OID, contentEncryptionAlgorithm AlgId,
-    //                                     encryptedContent [0] IMPLICIT OCTET STRING OPTIONAL }
-    auto cr = children(**content, "encrypted safe");
-    if (!cr) return tl::unexpected(cr.error());
-    auto ed = cr->expect(kTagSequence, "EncryptedData");
-    if (!ed) return tl::unexpected(ed.error());
-    auto edr = children(*ed, "EncryptedData");
-    if (!edr) return tl::unexpected(edr.error());
-    auto version = edr->expect(kTagInteger, "EncryptedData version");
-    if (!version) return tl::unexpected(version.error());
-    auto eci = edr->expect(kTagSequence, "EncryptedContentInfo");
-    if (!eci) return tl::unexpected(eci.error());
-    auto eir = children(*eci, "EncryptedContentInfo");
-    if (!eir) return tl::unexpected(eir.error());
-    auto inner_type = eir->expect(kTagOid, "EncryptedContentInfo content type");
-    if (!inner_type) return tl::unexpected(inner_type.error());
-    auto alg_el = eir->expect(kTagSequence, "EncryptedContentInfo algorithm");
-    if (!alg_el) return tl::unexpected(alg_el.error());
-    auto alg = parse_pbe(*alg_el, options_.max_iterations, where.c_str());
-    if (!alg) return tl::unexpected(alg.error());
-    safe.encryption = alg->description;
-    safe.iterations = alg->iterations;
-    auto enc = eir->optional(TagClass::context, 0, "encrypted content");
-    if (!enc) return tl::unexpected(enc.error());
-    if (!*enc) {
+    auto encrypted = encrypted_content(**content, options_.max_iterations, where);
+    if (!encrypted) return tl::unexpected(encrypted.error());
+    safe.encryption = encrypted->alg.description;
+    safe.iterations = encrypted->alg.iterations;
+    if (!encrypted->ciphertext) {
       warn(where + " (encryptedData) has no encrypted content");
     } else {
-      auto ciphertext = string_value(**enc, "encrypted content");
-      if (!ciphertext) return tl::unexpected(ciphertext.error());
-      auto plain = decrypt_any(*alg, *ciphertext, "encrypted " + where, [](const SecureBytes& p) {
-        auto e = parse_single(p, "SafeContents");
-        return e.has_value() && e->is_universal(kTagSequence);
-      });
+      auto plain = decrypt_any(encrypted->alg, *encrypted->ciphertext, "encrypted " + where,
+                               [](const SecureBytes& p) {
+                                 auto e = parse_single(p, "SafeContents");
+                                 return e.has_value() && e->is_universal(kTagSequence);
+                               });
       if (!plain) return tl::unexpected(plain.error());
+      // The keys inside were invisible until now: reserve them before decrypting any.
+      VisibleWork keys;
+      auto limit = keep_limit_errors(scan_shrouded_keys(*plain, 0, options_.max_iterations, keys));
+      if (!limit) return limit;
+      if (keys.cost > 0) {
+        auto reserved = budget_.reserve(keys.cost, keys.describe() + " in " + where);
+        if (!reserved) return reserved;
+      }
       auto ok = read_safe_contents(*plain, 0, safe);
       if (!ok) return ok;
     }

@@ -1,13 +1,12 @@
 #include "mac.hpp"
 
+#include <algorithm>
+
 #include "crypto.hpp"
 #include "pbe.hpp"
 
 namespace getcert::pkcs12::detail {
 namespace {
-
-// PBMAC1 keys longer than this are not real (RFC 9579 uses the HMAC output size).
-constexpr std::uint64_t kMaxPbmac1KeyLength = 1024;
 
 Result<std::string> read_oid(BerReader& r, const char* what) {
   auto el = r.expect(kTagOid, what);
@@ -83,17 +82,21 @@ Result<void> parse_pbmac1(const Element& params, std::uint64_t max_iterations, M
 
   // RFC 9579 makes keyLength mandatory. A key shorter than the HMAC output lets a forger brute
   // force the key instead of the password (a 1-octet key verifies under 1 in 256 passwords), so
-  // it is refused rather than "verified".
+  // it is refused rather than "verified". Producers write the HMAC output length (20, 32, 48 or
+  // 64 octets); any other length is no real file, and a long one only multiplies the PBKDF2
+  // work (1024 octets of SHA-256 output are 32 full runs of the iteration count).
   if (!key_length) {
     return fail(Errc::malformed_input,
                 "malformed PKCS#12: PBMAC1 PBKDF2 parameters lack the required keyLength");
   }
-  if (*key_length < out_len || *key_length > kMaxPbmac1KeyLength) {
-    return fail(Errc::malformed_input, "malformed PKCS#12: PBMAC1 keyLength " +
-                                           std::to_string(*key_length) + " is invalid for HMAC-" +
-                                           std::string(mac.hash->display) + " (must be at least " +
-                                           std::to_string(out_len) +
-                                           " octets); refusing a forgeable MAC");
+  if (*key_length < out_len || !is_hmac_output_size(*key_length)) {
+    return fail(
+        Errc::malformed_input,
+        "malformed PKCS#12: PBMAC1 keyLength " + std::to_string(*key_length) +
+            " is invalid for HMAC-" + std::string(mac.hash->display) +
+            " (producers use the HMAC output length, " + std::to_string(out_len) +
+            " octets: a shorter key makes the MAC forgeable, a longer one only multiplies the "
+            "work); refusing the file");
   }
   mac.key_length = static_cast<std::size_t>(*key_length);
   auto ok = check_iterations(mac.iterations, max_iterations, "the PBMAC1 MAC");
@@ -166,9 +169,16 @@ Result<MacData> parse_mac_data(const Element& mac_data, std::uint64_t max_iterat
   return mac;
 }
 
+std::uint64_t attempt_cost(const MacData& mac) noexcept {
+  // Classic: one PKCS#12 KDF block of the MAC hash. PBMAC1: PBKDF2 blocks of its PRF.
+  if (mac.pbmac1) return derivation_cost(mac.iterations, mac.key_length, mac.prf->output_size);
+  return derivation_cost(mac.iterations, mac.hash->output_size, mac.hash->output_size);
+}
+
 Result<std::optional<std::size_t>> verify_mac(const MacData& mac,
                                               const std::vector<PasswordForms>& candidates,
-                                              Bytes auth_safe, std::size_t& variant) {
+                                              Bytes auth_safe, WorkBudget& budget,
+                                              std::size_t& variant) {
   auto md = fetch_digest(mac.hash->openssl_name, mac.hash->display);
   if (!md) return tl::unexpected(md.error());
   const auto md_size = static_cast<std::size_t>(EVP_MD_get_size(md->get()));
@@ -179,11 +189,22 @@ Result<std::optional<std::size_t>> verify_mac(const MacData& mac,
     if (!p) return tl::unexpected(p.error());
     prf = std::move(*p);
   }
+  // Forms with the same bytes derive the same key (PBKDF2 sees the absent and the empty
+  // password alike): each distinct one is paid for and tried once.
+  std::vector<const SecureBytes*> tried;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     // PBMAC1 runs PBKDF2 over the password bytes; the classic MAC the PKCS#12 KDF over the
     // BMPString.
     const auto& variants = mac.pbmac1 ? candidates[i].raw : candidates[i].bmp;
     for (std::size_t v = 0; v < variants.size(); ++v) {
+      const SecureBytes& bytes = variants[v].bytes;
+      if (std::any_of(tried.begin(), tried.end(),
+                      [&](const SecureBytes* t) { return *t == bytes; })) {
+        continue;
+      }
+      auto paid = budget.spend(attempt_cost(mac), tried.empty(), "the MAC");
+      if (!paid) return tl::unexpected(paid.error());
+      tried.push_back(&bytes);
       auto key =
           mac.pbmac1
               ? pbkdf2(prf.get(), variants[v].bytes, mac.salt, mac.iterations, mac.key_length)

@@ -9,6 +9,7 @@
 
 #include "algorithms.hpp"
 #include "ber.hpp"
+#include "budget.hpp"
 #include "password.hpp"
 
 namespace getcert::pkcs12::detail {
@@ -24,14 +25,19 @@ struct MacData {
   std::size_t key_length = 0;          // PBMAC1: PBKDF2 keyLength
 };
 
-// Parses MacData. Errors: malformed_input (including a PBMAC1 keyLength that is absent or
-// shorter than the HMAC output), unsupported (unknown digest; names the OID), limit_exceeded.
+// Parses MacData. Errors: malformed_input (including a PBMAC1 keyLength that is absent or not
+// one a producer writes), unsupported (unknown digest; names the OID), limit_exceeded.
 Result<MacData> parse_mac_data(const Element& mac_data, std::uint64_t max_iterations);
 
-// Checks the MAC over `auth_safe` with each form of each candidate password. Returns the index
-// of the candidate that matched and sets `variant` to the variant index; nullopt if none did.
+// The work budget cost of one MAC attempt (one password form).
+std::uint64_t attempt_cost(const MacData& mac) noexcept;
+
+// Checks the MAC over `auth_safe` with each form of each candidate password, paying each
+// attempt from `budget` (the first one was reserved). Returns the index of the candidate that
+// matched and sets `variant` to the variant index; nullopt if none did.
 Result<std::optional<std::size_t>> verify_mac(const MacData& mac,
                                               const std::vector<PasswordForms>& candidates,
-                                              Bytes auth_safe, std::size_t& variant);
+                                              Bytes auth_safe, WorkBudget& budget,
+                                              std::size_t& variant);
 
 }  // namespace getcert::pkcs12::detail

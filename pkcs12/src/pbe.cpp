@@ -1,5 +1,6 @@
 #include "pbe.hpp"
 
+#include "budget.hpp"
 #include "crypto.hpp"
 
 namespace getcert::pkcs12::detail {
@@ -166,6 +167,18 @@ Result<PbeAlgorithm> parse_pbe(const Element& algorithm_identifier, std::uint64_
     return parse_pbes1(*s, *params, max_iterations, where);
   }
   return parse_pbes2(*params, max_iterations, where);
+}
+
+std::uint64_t attempt_cost(const PbeAlgorithm& alg) noexcept {
+  if (alg.pbes1 != nullptr) {
+    constexpr std::size_t kSha1Size = 20;
+    const auto key = static_cast<std::size_t>(alg.pbes1->key_length);
+    const auto iv = static_cast<std::size_t>(alg.pbes1->iv_length);
+    const std::uint64_t key_cost = derivation_cost(alg.iterations, key, kSha1Size);
+    return iv == 0 ? key_cost : add_cost(key_cost, derivation_cost(alg.iterations, iv, kSha1Size));
+  }
+  return derivation_cost(alg.iterations, static_cast<std::size_t>(alg.pbes2->key_length),
+                         alg.prf->output_size);
 }
 
 Result<std::optional<SecureBytes>> pbe_decrypt(const PbeAlgorithm& alg,

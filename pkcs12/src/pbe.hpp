@@ -33,6 +33,10 @@ struct PbeAlgorithm {
 Result<PbeAlgorithm> parse_pbe(const Element& algorithm_identifier, std::uint64_t max_iterations,
                                const char* where);
 
+// The work budget cost of one decryption attempt (one password form): PBES1 derives key and
+// IV with the PKCS#12 KDF over SHA-1, PBES2 the key with PBKDF2 over its PRF.
+std::uint64_t attempt_cost(const PbeAlgorithm& alg) noexcept;
+
 // Decrypts with one password variant; nullopt when the padding check fails (wrong password).
 Result<std::optional<SecureBytes>> pbe_decrypt(const PbeAlgorithm& alg,
                                                const PasswordVariant& password, Bytes ciphertext,

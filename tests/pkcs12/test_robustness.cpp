@@ -1,12 +1,16 @@
-// Hostile and broken input: truncation, random bytes, PEM, absurd iteration counts, a missing
-// legacy provider.
+// Hostile and broken input: truncation, random bytes, PEM, absurd iteration counts and work that
+// adds up past the budget, PBMAC1 key lengths no producer writes, a missing legacy provider.
 
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <random>
 
+#include <openssl/evp.h>
+
 #include "ber.hpp"
+#include "crafted.hpp"
+#include "detail/ossl.hpp"
 #include "getcert/pkcs12.hpp"
 #include "support.hpp"
 #include "support/skip.hpp"
@@ -31,6 +35,51 @@ std::vector<std::uint8_t> tlv(std::uint8_t tag, const std::vector<std::uint8_t>&
 
 void append(std::vector<std::uint8_t>& out, detail::Bytes b) {
   out.insert(out.end(), b.begin(), b.end());
+}
+
+namespace craft = getcert::test::crafted;
+
+struct Timed {
+  Result<Bundle> result;
+  std::chrono::steady_clock::duration elapsed;
+};
+
+Timed timed_decode(const std::vector<std::uint8_t>& pfx, const DecodeOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = decode(pfx, options);
+  return {std::move(result), std::chrono::steady_clock::now() - start};
+}
+
+// Checks a refusal for cost: limit_exceeded, naming the knob and the computed cost, and fast
+// (the work it refused would take from seconds to minutes).
+void check_refused_for_cost(const Timed& t, const std::string& cost) {
+  REQUIRE_FALSE(t.result.has_value());
+  INFO(t.result.error().message);
+  CHECK(t.result.error().code == Errc::limit_exceeded);
+  CHECK(t.result.error().message.find("max_iterations") != std::string::npos);
+  CHECK(t.result.error().message.find(cost) != std::string::npos);
+  CHECK(t.elapsed < std::chrono::seconds(1));
+}
+
+// AES-256-CBC with the PBKDF2-HMAC-SHA256 key of the empty password, as craft::pbes2_aes256()
+// (1 iteration) announces it: an encrypted safe decode() can open without a password.
+craft::Der encrypt_for_empty_password(const craft::Der& plain) {
+  const craft::Der salt(8, 0x5A);
+  const craft::Der iv(16, 0x1F);
+  unsigned char key[32];
+  REQUIRE(PKCS5_PBKDF2_HMAC("", 0, salt.data(), static_cast<int>(salt.size()), 1, EVP_sha256(),
+                            sizeof key, key) == 1);
+  getcert::detail::EvpCipherCtxPtr ctx(EVP_CIPHER_CTX_new());
+  REQUIRE(ctx);
+  REQUIRE(EVP_EncryptInit_ex2(ctx.get(), EVP_aes_256_cbc(), key, iv.data(), nullptr) == 1);
+  craft::Der out(plain.size() + 32);
+  int n1 = 0;
+  int n2 = 0;
+  REQUIRE(EVP_EncryptUpdate(ctx.get(), out.data(), &n1, plain.data(),
+                            static_cast<int>(plain.size())) == 1);
+  REQUIRE(EVP_EncryptFinal_ex(ctx.get(), out.data() + n1, &n2) == 1);
+  out.resize(static_cast<std::size_t>(n1) + static_cast<std::size_t>(n2));
+  return out;
 }
 
 }  // namespace
@@ -62,7 +111,7 @@ TEST_CASE("truncated vectors never decode and never crash", "[pkcs12]") {
 }
 
 TEST_CASE("random bytes are malformed_input", "[pkcs12]") {
-  std::mt19937 rng(12345);
+  std::mt19937 rng(12345);  // NOLINT(cert-msc32-c,cert-msc51-cpp): reproducible on failure
   for (int i = 0; i < 300; ++i) {
     std::vector<std::uint8_t> data(rng() % 2000);
     for (auto& b : data) b = static_cast<std::uint8_t>(rng());
@@ -98,16 +147,26 @@ TEST_CASE("absurd iteration counts are refused before any work", "[pkcs12]") {
   if (!dir) {
     GETCERT_SKIP("shared PKCS#12 vectors not found");
   }
-  SECTION("the caller's limit") {
+  SECTION("the caller's limit is a budget for the whole file") {
+    // MAC: SHA-1, 2048 iterations, one block. Certificate safe and shrouded key: PBKDF2-HMAC-SHA1
+    // for an AES-256 key, 2048 iterations, two 20-octet blocks each. 2048 + 2 * 4096.
+    constexpr std::uint64_t kCost = 2048 + 2 * 4096;
     DecodeOptions options;
     options.password = "cryptography";
-    options.max_iterations = 1000;
-    const auto result = decode(read_file(*dir / "pyca-cert-key-aes256cbc.p12"), options);
+    const auto file = read_file(*dir / "pyca-cert-key-aes256cbc.p12");
+    const auto within = decode(file, options);
+    REQUIRE(within.has_value());
+    CHECK(within->info.work_spent == kCost);
+    options.max_iterations = kCost;
+    CHECK(decode(file, options).has_value());
+    options.max_iterations = kCost - 1;
+    const auto result = decode(file, options);
     REQUIRE_FALSE(result.has_value());
     CHECK(result.error().code == Errc::limit_exceeded);
     CHECK(result.error().message.find("max_iterations") != std::string::npos);
-    options.max_iterations = 2048;
-    CHECK(decode(read_file(*dir / "pyca-cert-key-aes256cbc.p12"), options).has_value());
+    CHECK(result.error().message.find(std::to_string(kCost)) != std::string::npos);
+    options.max_iterations = 1000;  // below a single derivation's count
+    CHECK(decode(file, options).error().code == Errc::limit_exceeded);
   }
   SECTION("a MAC iteration count edited to 50,000,000 hits the default limit") {
     const auto good = read_file(*dir / "pyca-cert-key-aes256cbc.p12");
@@ -147,6 +206,128 @@ TEST_CASE("absurd iteration counts are refused before any work", "[pkcs12]") {
     // Raising the limit lets it through to the MAC check (which then fails: wrong MAC).
     options.max_iterations = 100'000'000;
     CHECK(kDefaultMaxIterations < 50'000'000);
+  }
+}
+
+TEST_CASE("PBMAC1 key lengths no producer writes are malformed, refused before any work",
+          "[pkcs12]") {
+  const auto safe = craft::data_safe({craft::cert_bag({0x30, 0x00})});
+  DecodeOptions options;
+  options.password = "1234";
+  SECTION("1024 octets: 32 PBKDF2 runs per attempt") {
+    const auto t = timed_decode(craft::pfx({safe}, craft::pbmac1_mac(9'000'000, 1024)), options);
+    REQUIRE_FALSE(t.result.has_value());
+    CHECK(t.result.error().code == Errc::malformed_input);
+    CHECK(t.result.error().message.find("keyLength 1024") != std::string::npos);
+    CHECK(t.elapsed < std::chrono::seconds(1));
+  }
+  SECTION("33 octets, and 20 for HMAC-SHA256: no HMAC output length, or too short") {
+    for (const std::uint64_t length : {33U, 20U, 1000U}) {
+      INFO("keyLength " << length);
+      const auto r = decode(craft::pfx({safe}, craft::pbmac1_mac(1, length)), options);
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code == Errc::malformed_input);
+      CHECK(r.error().message.find("keyLength") != std::string::npos);
+    }
+  }
+  SECTION("the lengths producers write get as far as the MAC check") {
+    // The MAC value is zeros, so a well-formed file is a wrong password, not malformed.
+    for (const std::uint64_t length : {32U, 48U, 64U}) {
+      INFO("keyLength " << length);
+      const auto r = decode(craft::pfx({safe}, craft::pbmac1_mac(1, length)), options);
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code == Errc::wrong_password);
+    }
+  }
+}
+
+TEST_CASE("work that adds up past the budget is refused before it starts", "[pkcs12]") {
+  DecodeOptions options;
+  options.password = "pw";
+  SECTION("40 shrouded keys at 9,999,999 iterations each") {
+    const auto key = craft::shrouded_key_bag(craft::pbes2_aes256(9'999'999));
+    const auto t = timed_decode(craft::pfx({craft::data_safe(craft::repeated(key, 40))}), options);
+    check_refused_for_cost(t, "399999960");
+    CHECK(t.result.error().message.find("40 shrouded keys") != std::string::npos);
+  }
+  SECTION("12 encrypted safes, 3DES at 3,000,000 iterations (3 KDF blocks each)") {
+    const auto safe = craft::encrypted_safe(craft::pbes1_3des(3'000'000), craft::Der(64, 0xEE));
+    const auto t = timed_decode(craft::pfx(craft::repeated(safe, 12)), options);
+    check_refused_for_cost(t, "108000000");
+    CHECK(t.result.error().message.find("12 encrypted safes") != std::string::npos);
+  }
+  SECTION("a MAC and a safe each just under the per-derivation cap") {
+    const auto safe = craft::encrypted_safe(craft::pbes2_aes256(9'999'999), craft::Der(64, 0xEE));
+    const auto t = timed_decode(craft::pfx({safe}, craft::classic_mac(9'999'999)), options);
+    check_refused_for_cost(t, "19999998");
+  }
+  SECTION("a PBMAC1 key of 64 octets from HMAC-SHA1 blocks costs 4 runs per attempt") {
+    const auto safe = craft::data_safe({craft::cert_bag({0x30, 0x00})});
+    const auto t = timed_decode(
+        craft::pfx({safe}, craft::pbmac1_mac(3'000'000, 64, craft::kHmacSha1)), options);
+    check_refused_for_cost(t, "12000000");
+  }
+  SECTION("shrouded keys hidden inside an encrypted safe, once it is open") {
+    const auto key = craft::shrouded_key_bag(craft::pbes2_aes256(9'000'000));
+    const auto inner = craft::safe_contents(craft::repeated(key, 20));
+    const auto safe =
+        craft::encrypted_safe(craft::pbes2_aes256(1), encrypt_for_empty_password(inner));
+    const auto t = timed_decode(craft::pfx({safe}), DecodeOptions{});
+    check_refused_for_cost(t, "180000000");
+    CHECK(t.result.error().message.find("20 shrouded keys in safe 1") != std::string::npos);
+  }
+  SECTION("every password form is paid for") {
+    // No password: the MAC is tried with the absent and the empty password (two PKCS#12 KDF
+    // inputs). 4000 (first MAC guess) + 3000 (3DES safe, reserved) + 4000 (second MAC guess).
+    const auto safe = craft::encrypted_safe(craft::pbes1_3des(1000), craft::Der(64, 0xEE));
+    const auto file = craft::pfx({safe}, craft::classic_mac(4000));
+    DecodeOptions none;
+    none.max_iterations = 10'999;
+    const auto short_one = decode(file, none);
+    REQUIRE_FALSE(short_one.has_value());
+    CHECK(short_one.error().code == Errc::limit_exceeded);
+    CHECK(short_one.error().message.find("another password form on the MAC") != std::string::npos);
+    CHECK(short_one.error().message.find("11000") != std::string::npos);
+    none.max_iterations = 11'000;
+    const auto enough = decode(file, none);
+    REQUIRE_FALSE(enough.has_value());
+    CHECK(enough.error().code == Errc::wrong_password);  // both guesses ran; the MAC is junk
+  }
+}
+
+TEST_CASE("a file just within the budget decodes as before", "[pkcs12]") {
+  const auto key = craft::shrouded_key_bag(craft::pbes2_aes256(2500));
+  // Three keys at 2500 iterations (one PBKDF2-HMAC-SHA256 block each) and a certificate.
+  const auto file = craft::pfx({craft::data_safe({key, key, key})});
+  DecodeOptions options;
+  options.password = "pw";
+  options.max_iterations = 7500;
+  const auto r = decode(file, options);
+  REQUIRE_FALSE(r.has_value());
+  // Within the budget the walk runs: the junk keys then fail to decrypt like a wrong password.
+  CHECK(r.error().code == Errc::wrong_password);
+  options.max_iterations = 7499;
+  CHECK(decode(file, options).error().code == Errc::limit_exceeded);
+
+  const auto dir = vectors_dir();
+  if (!dir) {
+    GETCERT_SKIP("shared PKCS#12 vectors not found");
+  }
+  // Real files: the budget is their exact cost, and each decodes at it and fails one below.
+  for (const auto& [name, password] :
+       std::vector<std::pair<std::string, std::string>>{{"openssl-test-BER.p12", "12345"},
+                                                        {"rfc9579-a3.p12", "1234"},
+                                                        {"pkits-DSACACert.p12", "password"}}) {
+    INFO(name);
+    const auto bytes = read_file(*dir / name);
+    DecodeOptions real;
+    real.password = password;
+    const auto full = decode(bytes, real);
+    REQUIRE(full.has_value());
+    real.max_iterations = full->info.work_spent;
+    CHECK(decode(bytes, real).has_value());
+    real.max_iterations = full->info.work_spent - 1;
+    CHECK(decode(bytes, real).error().code == Errc::limit_exceeded);
   }
 }
 

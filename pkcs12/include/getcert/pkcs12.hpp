@@ -56,9 +56,10 @@ using SecureString = std::basic_string<char, std::char_traits<char>, CleansingAl
 // ---------------------------------------------------------------------------------------------
 // Decoding
 
-// Default cap on any one key-derivation iteration count (PKCS#12 KDF, PBKDF2). Real producers
-// use 1..600,000; ten million already costs seconds per attempt, so anything above it is treated
-// as a denial-of-service attempt unless the caller raises DecodeOptions::max_iterations.
+// Default work budget for one file, in iterations of key derivation (see
+// DecodeOptions::max_iterations). Real producers use 1..600,000 iterations per derivation and a
+// handful of derivations; ten million already costs seconds, so a file that needs more is
+// treated as a denial-of-service attempt unless the caller raises the budget.
 inline constexpr std::uint64_t kDefaultMaxIterations = 10'000'000;
 
 // Largest input decode() accepts (limit_exceeded above it). Real files are at most a few MiB,
@@ -75,7 +76,15 @@ struct DecodeOptions {
   // which one the file was made with. A given password that fails as UTF-8 is retried in its
   // ISO-8859-1 / raw-byte interpretation, as some Java and OpenSSL 1.x producers used that.
   std::optional<std::string> password;
-  // Any iteration count above this fails with Errc::limit_exceeded before any work is done.
+  // The work budget for the whole file. Each key derivation costs its iteration count times
+  // the hash-output blocks it derives (a PBES1 3DES key and IV: 3; PBKDF2-HMAC-SHA1 for an
+  // AES-256 key: 2; a MAC: 1), and every derivation is paid for: each MAC attempt, each
+  // encrypted safe and shrouded key, for every password form tried. Before any derivation,
+  // decode() adds up one attempt for everything it can see (the MAC, the encrypted safes, the
+  // shrouded keys outside them) and fails with Errc::limit_exceeded when that alone is over the
+  // budget; keys found inside an encrypted safe are added when it is decrypted; and a further
+  // attempt that would overrun the budget fails instead of running. So no input costs more than
+  // this many iterations, and a single iteration count above it is refused outright.
   std::uint64_t max_iterations = kDefaultMaxIterations;
 };
 
@@ -136,6 +145,7 @@ struct Info {
   MacInfo mac;
   PasswordKind password_used = PasswordKind::unused;
   bool legacy_provider_used = false;  // an RC2/RC4/DES algorithm needed OpenSSL's legacy provider
+  std::uint64_t work_spent = 0;       // key derivation work done, counted as for max_iterations
   std::vector<SafeInfo> safes;        // AuthenticatedSafe items in file order
   std::vector<std::string> warnings;  // e.g. "no MAC: integrity unprotected", "CRL bag ignored"
 };
@@ -194,12 +204,13 @@ struct Bundle {
 //   breaks ties); its chain is built by issuer name + signature, whatever the file order.
 // Errors:
 //   malformed_input  not a PFX (also: a PEM file), truncated, version != 3, nesting too deep,
-//                    an invalid PBMAC1 keyLength, contents that do not parse;
+//                    a PBMAC1 keyLength that is absent or not an HMAC output length (20, 28, 32,
+//                    48, 64) at least as long as the MAC's, contents that do not parse;
 //   wrong_password   the MAC does not verify (or, without MAC, decryption fails);
 //   unsupported      a valid file using an algorithm getcert cannot run (message names the OID),
 //                    or a legacy algorithm when OpenSSL's legacy provider cannot be loaded;
-//   limit_exceeded   an iteration count above DecodeOptions::max_iterations, or an input larger
-//                    than kMaxInputSize.
+//   limit_exceeded   key derivation work above DecodeOptions::max_iterations (the message gives
+//                    the computed cost), or an input larger than kMaxInputSize.
 // Error messages never contain the password or key material.
 Result<Bundle> decode(const std::vector<std::uint8_t>& pfx, const DecodeOptions& options = {});
 
