@@ -17,8 +17,9 @@ Verifiers and how they are run (see README, "Verification policy compared"):
   gnutls   faketime AT certtool --verify --load-ca-certificate roots.pem --infile chain.pem
            --verify-hostname NAME --verify-purpose serverAuth --verify-profile medium
   go       goverify (crypto/x509 Verify, built here from goverify/main.go)
-  grpc     grpcio's secure channel (pem root certificates, ssl_target_name_override = NAME) to a
-           TLS server on 127.0.0.1 that presents chain.pem; only for cases verified "now"
+  grpc     grpc_probe.py: grpcio's secure channel (root certificates, ssl_target_name_override
+           = NAME) to a TLS server on 127.0.0.1 that presents chain.pem with ALPN h2; only for
+           the cases verified "now" (gRPC cannot take a verification time)
 """
 
 import argparse
@@ -204,36 +205,35 @@ class ChainServer:
         self.thread.join()
 
 
-def verify_grpc(grpc, case_dir, name):
+def grpc_reason(stderr):
+    """gRPC's log line that explains a failed handshake, without its timestamp prefix."""
+    for line in stderr.splitlines():
+        for key in ("Handshake failed", "Peer name", "certificate verify failed"):
+            if key in line:
+                return line[line.index(key):][:200]
+    last = (stderr.strip().splitlines() or [""])[-1]
+    if "]" in last:
+        last = last[last.index("]") + 1:].strip()
+    # gRPC returns a name mismatch as a status without logging it.
+    return (last or "handshake failed, gRPC logged no reason")[:200]
+
+
+def verify_grpc(python, case_dir, name):
     try:
         server = ChainServer(case_dir)
     except (OSError, ssl.SSLError) as e:
         return Outcome("error", f"cannot serve the chain: {e}")
     try:
-        with open(os.path.join(case_dir, "roots.pem"), "rb") as f:
-            creds = grpc.ssl_channel_credentials(root_certificates=f.read())
-        channel = grpc.secure_channel(f"127.0.0.1:{server.port}", creds,
-                                      options=[("grpc.ssl_target_name_override", name)])
-        decided = threading.Event()
-        seen = []
-
-        def on_state(state):
-            seen.append(state)
-            if state in (grpc.ChannelConnectivity.READY,
-                         grpc.ChannelConnectivity.TRANSIENT_FAILURE):
-                decided.set()
-
-        channel.subscribe(on_state, try_to_connect=True)
-        decided.wait(TOOL_TIMEOUT)
-        channel.unsubscribe(on_state)
-        channel.close()
-        if grpc.ChannelConnectivity.READY in seen:
-            return Outcome("accept", "channel READY")
-        if grpc.ChannelConnectivity.TRANSIENT_FAILURE in seen:
-            return Outcome("reject", "handshake failed (TRANSIENT_FAILURE)")
-        return Outcome("error", "channel neither READY nor failed in time")
+        rc, out, err = run([python, os.path.join(HERE, "grpc_probe.py"),
+                            os.path.join(case_dir, "roots.pem"), name, str(server.port)],
+                           env=dict(os.environ, GRPC_VERBOSITY="ERROR"))
     finally:
         server.close()
+    if rc == 0 and out.strip() == "accept":
+        return Outcome("accept", "channel READY")
+    if rc == 0 and out.strip() == "reject":
+        return Outcome("reject", grpc_reason(err))
+    return Outcome("error", f"exit {rc}: {err.strip()[-200:]}")
 
 
 # --- availability ------------------------------------------------------------------------------
@@ -258,14 +258,12 @@ def build_go(work):
     return binary, None
 
 
-def import_grpc():
-    # gRPC's core logs every failed handshake; the matrix already says what happened.
-    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
-    try:
-        import grpc  # pylint: disable=import-outside-toplevel
-        return grpc, None
-    except ImportError:
+def find_grpc():
+    """The interpreter that runs grpc_probe.py, or (None, why not)."""
+    rc, _, _ = run([sys.executable, os.path.join(HERE, "grpc_probe.py"), "--check"])
+    if rc != 0:
         return None, "python3-grpcio is not installed"
+    return sys.executable, None
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -357,7 +355,7 @@ def main():
     tools["go"], why = build_go(args.work)
     if why:
         skipped["go"] = why
-    tools["grpc"], why = import_grpc()
+    tools["grpc"], why = find_grpc()
     if why:
         skipped["grpc"] = why
 
