@@ -343,11 +343,10 @@ def build_cases(pki):
     c.append(Case("chain-includes-root", [pki.leaf(), inter, root], std, "a.test", "accept"))
     c.append(Case("missing-intermediate", [pki.leaf()], std, "a.test", "reject",
                   code="missing_intermediate"))
-    c.append(Case("intermediate-only-in-ca-file", [pki.leaf()], [root, inter], "a.test", "reject",
-                  code="missing_intermediate",
-                  differ={v: "getcert reports an intermediate the server did not send as "
-                             "incomplete_chain: clients without that file fail"
-                          for v in ("openssl", "gnutls", "go", "grpc")}))
+    # The intermediate is a trust anchor of its own here, so the chain is complete without it
+    # being sent. Until then getcert builds on to the root and calls it incomplete_chain.
+    c.append(Case("intermediate-only-in-ca-file", [pki.leaf()], [root, inter], "a.test", "accept",
+                  pending=("ca-file-partial-chain", "reject", "missing_intermediate")))
     c.append(Case("untrusted-root", [pki.leaf(), inter], [pki.other_root], "a.test", "reject",
                   code="unknown_issuer"))
     c.append(Case("ca-file-holds-intermediate-only", [pki.leaf(), inter], [inter], "a.test",

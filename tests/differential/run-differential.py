@@ -310,6 +310,9 @@ def cell(spec, v, got):
     mark = {"accept": "ok", "reject": "NO", "error": "ERR"}[got.verdict]
     if v == "getcert" and got.verdict == "reject" and got.codes:
         mark += ":" + got.codes[0]
+        verdict = got.detail.split(":", 1)[0]
+        if verdict != "invalid":
+            mark += f" ({verdict})"
     if got.verdict != spec["expect"][v]["verdict"]:
         return mark + " !!"
     if spec["expect"][v]["why"]:
@@ -367,13 +370,13 @@ def main():
                                         cases)))
 
     width = max(len(c) for c in cases)
-    header = f"{'case':<{width}}  {'want':<6}  " + "  ".join(f"{v:<30}" if v == "getcert"
+    header = f"{'case':<{width}}  {'want':<6}  " + "  ".join(f"{v:<48}" if v == "getcert"
                                                             else f"{v:<8}" for v in VERIFIERS)
     print("\n" + header + "\n" + "-" * len(header))
     failures = []
     for c in cases:
         spec, results = done[c]
-        cells = [f"{cell(spec, v, results[v]):<30}" if v == "getcert"
+        cells = [f"{cell(spec, v, results[v]):<48}" if v == "getcert"
                  else f"{cell(spec, v, results[v]):<8}" for v in VERIFIERS]
         print(f"{c:<{width}}  {spec['want']:<6}  " + "  ".join(cells).rstrip())
         for p in judge(spec, results):
@@ -381,9 +384,9 @@ def main():
         if args.verbose:
             for v in VERIFIERS:
                 print(f"    {v}: {results[v].verdict} {results[v].detail}")
-    print("\nok = accepted, NO = rejected (getcert: first error code), * = documented "
-          "difference or pending getcert fix (expect.json says why), !! = unexpected, "
-          "- = not run")
+    print("\nok = accepted, NO = rejected (getcert: first error code, and the verdict unless it is "
+          "invalid), * = documented difference or pending getcert fix (expect.json says why), "
+          "!! = unexpected, - = not run")
     elapsed = time.monotonic() - started
     if failures:
         print(f"\n{len(failures)} unexpected result(s):")
