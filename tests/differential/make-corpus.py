@@ -97,7 +97,7 @@ DEFAULT = object()  # "the usual value" for optional certificate fields
 
 def make_cert(cn, issuer=None, key=None, *, ca=False, path_len=None, basic=DEFAULT,
               key_usage=DEFAULT, eku=DEFAULT, dns=(), ips=(), name_constraints=None,
-              not_before=None, not_after=None, digest=None, subject_key=None, subject_name=None):
+              not_before=None, not_after=None, digest=None, subject_name=None, extra=()):
     """Issues a certificate; issuer None makes it self-signed. Returns Issued."""
     key = key or ec_key()
     name = subject_name or x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)] +
@@ -129,6 +129,8 @@ def make_cert(cn, issuer=None, key=None, *, ca=False, path_len=None, basic=DEFAU
         b = b.add_extension(x509.SubjectAlternativeName(sans), critical=False)
     if name_constraints is not None:
         b = b.add_extension(name_constraints, critical=True)
+    for ext, critical in extra:
+        b = b.add_extension(ext, critical=critical)
     b = b.add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
     if issuer is not None:
         b = b.add_extension(
@@ -245,6 +247,10 @@ def build_cases(pki):
     simple("after-not-after", window, "a.test", "reject", code="expired", at=t1 + 1)
     simple("expired-now", pki.leaf("a.test", not_before=NOW - 90 * DAY, not_after=NOW - DAY),
            "a.test", "reject", code="expired")
+    old_inter = make_cert("Expired Intermediate CA", root, ca=True, not_before=NOW - 900 * DAY,
+                          not_after=NOW - DAY)
+    c.append(Case("expired-intermediate", [pki.leaf(issuer=old_inter), old_inter], std, "a.test",
+                  "reject", code="expired"))
 
     # --- extended key usage -------------------------------------------------------------------
     client_inter = make_cert("Client-only Intermediate CA", root, ca=True,
@@ -303,10 +309,14 @@ def build_cases(pki):
                   [pki.leaf("ip", issuer=loop, dns=[], ips=["192.0.2.1"]), loop], std,
                   "192.0.2.1", "reject", code="x509_error_47"))
 
-    # --- signatures ---------------------------------------------------------------------------
+    # --- signatures and extensions -----------------------------------------------------------
     bad = pki.leaf()
     c.append(Case("bad-signature-leaf", [bad, inter], std, "a.test", "reject",
                   code="bad_signature", der_leaf=flip_last_byte(bad.cert)))
+    # An extension no verifier knows, marked critical, must make every one of them refuse.
+    unknown = x509.UnrecognizedExtension(x509.ObjectIdentifier("1.3.6.1.4.1.55555.1"), b"\x05\x00")
+    simple("unknown-critical-extension", pki.leaf(extra=[(unknown, True)]), "a.test", "reject",
+           code="x509_error_34")
 
     # --- path building ------------------------------------------------------------------------
     # Let's Encrypt, September 2021: R3 is issued by ISRG Root X1; the server also sends X1
@@ -376,6 +386,9 @@ def build_cases(pki):
                   "a.test", "reject", code="too_weak", differ={"go": GO_WEAK_RSA}, pending=weak))
     simple("ec-p192-leaf", pki.leaf(key=ec_key(ec.SECP192R1())), "a.test", "reject",
            code="too_weak", pending=weak)
+    sha1_inter = make_cert("SHA-1-signed Intermediate CA", root, ca=True, digest=hashes.SHA1())
+    c.append(Case("sha1-intermediate-signature", [pki.leaf(issuer=sha1_inter), sha1_inter], std,
+                  "a.test", "reject", code="too_weak", pending=weak))
     simple("ec-p224-leaf", pki.leaf(key=ec_key(ec.SECP224R1())), "a.test", "accept",
            differ={"grpc": "P-224: " + TLS_NO_CURVE})
     sha1_root = make_cert("SHA-1 Self-signed Root CA", ca=True, digest=hashes.SHA1())
