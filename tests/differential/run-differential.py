@@ -245,7 +245,7 @@ def build_go(work):
     out = os.path.join(work, "go")
     os.makedirs(out, exist_ok=True)
     env = dict(os.environ, GO111MODULE="off", GOCACHE=os.path.join(out, "cache"),
-               GOPATH=os.path.join(out, "path"), GOFLAGS="", CGO_ENABLED="0")
+               GOPATH=os.path.join(out, "path"), GOFLAGS="", GOENV="off", CGO_ENABLED="0")
     binary = os.path.join(out, "goverify")
     try:
         p = subprocess.run(["go", "build", "-o", binary, "main.go"],
