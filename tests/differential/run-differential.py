@@ -25,6 +25,7 @@ Verifiers and how they are run (see README, "Verification policy compared"):
 import argparse
 import concurrent.futures
 import datetime
+import importlib.util
 import json
 import os
 import shutil
@@ -329,9 +330,7 @@ def main():
     args = parser.parse_args()
     started = time.monotonic()
 
-    try:
-        import cryptography  # noqa: F401  pylint: disable=import-outside-toplevel,unused-import
-    except ImportError:
+    if importlib.util.find_spec("cryptography") is None:
         print(f"{SKIP_MARKER}: python3-cryptography is not installed (the corpus needs it)")
         return 0
     if not os.access(args.getcert, os.X_OK):
