@@ -11,7 +11,7 @@ Each case folder holds what a TLS client sees and what it is told:
   at           the verification time, epoch seconds
   expect.json  the expected verdict per verifier, with the reason for each documented difference
 
-The table CASES below is the specification. For each case:
+build_cases() below is the specification. For each case:
   want        the correct verdict ("accept"/"reject") under getcert's policy, which follows RFC
               5280/6125 and the strictest of the verifiers compared (see README, "Verification
               policy compared");
