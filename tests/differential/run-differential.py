@@ -1,0 +1,403 @@
+#!/usr/bin/env python3
+"""Differential verification test: getcert against OpenSSL, GnuTLS, Go and a real gRPC client.
+
+Usage: run-differential.py --getcert BIN --work DIR [--verbose] [--only CASE...]
+
+Generates the corpus (make-corpus.py) into DIR/corpus, runs every verifier on every case, prints
+a matrix (case x verifier -> accept/reject, and getcert's error code), and exits 1 on any result
+that is not the expected one: the correct verdict, or a documented difference (the case's
+expect.json says which, and why). A verifier that cannot run here is reported with the skip
+marker, which ctest turns into SKIPPED, unless something failed.
+
+Verifiers and how they are run (see README, "Verification policy compared"):
+  getcert  getcert show chain.pem --verify --host NAME --ca-file roots.pem --at TIME -o json
+  openssl  openssl verify -x509_strict -auth_level 2 -purpose sslserver -attime AT
+           -CAfile roots.pem -no-CApath -no-CAstore -untrusted rest.pem
+           -verify_hostname NAME | -verify_ip NAME leaf.pem
+  gnutls   faketime AT certtool --verify --load-ca-certificate roots.pem --infile chain.pem
+           --verify-hostname NAME --verify-purpose serverAuth --verify-profile medium
+  go       goverify (crypto/x509 Verify, built here from goverify/main.go)
+  grpc     grpc_probe.py: grpcio's secure channel (root certificates, ssl_target_name_override
+           = NAME) to a TLS server on 127.0.0.1 that presents chain.pem with ALPN h2; only for
+           the cases verified "now" (gRPC cannot take a verification time)
+"""
+
+import argparse
+import concurrent.futures
+import datetime
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+
+SKIP_MARKER = "GETCERT-TEST-SKIPPED"
+HERE = os.path.dirname(os.path.abspath(__file__))
+VERIFIERS = ["getcert", "openssl", "gnutls", "go", "grpc"]
+SERVER_AUTH_OID = "1.3.6.1.5.5.7.3.1"
+TOOL_TIMEOUT = 20  # seconds; a generous bound, never reached by a healthy tool
+
+
+class Outcome:
+    def __init__(self, verdict, detail="", codes=(), warnings=""):
+        self.verdict = verdict  # "accept", "reject", "skip" or "error"
+        self.detail = detail
+        self.codes = list(codes)
+        self.warnings = warnings  # getcert's verification warnings, as JSON text
+
+
+def run(argv, env=None):
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=TOOL_TIMEOUT, env=env,
+                           check=False)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return None, "", "timed out"
+
+
+def read(case_dir, name):
+    with open(os.path.join(case_dir, name), encoding="utf-8") as f:
+        return f.read().strip()
+
+
+def is_ip(name):
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, name)
+            return True
+        except OSError:
+            pass
+    return False
+
+
+def split_chain(case_dir):
+    """leaf.pem and rest.pem next to chain.pem (openssl verify takes them apart)."""
+    text = read(case_dir, "chain.pem")
+    end = "-----END CERTIFICATE-----"
+    blocks = [b + end + "\n" for b in text.split(end) if b.strip()]
+    leaf = os.path.join(case_dir, "leaf.pem")
+    rest = os.path.join(case_dir, "rest.pem")
+    with open(leaf, "w", encoding="utf-8") as f:
+        f.write(blocks[0].lstrip())
+    with open(rest, "w", encoding="utf-8") as f:
+        f.write("".join(b.lstrip() for b in blocks[1:]))
+    return leaf, rest if len(blocks) > 1 else None
+
+
+def rfc3339(epoch):
+    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- verifiers ---------------------------------------------------------------------------------
+
+def verify_getcert(binary, case_dir, name, at):
+    rc, out, err = run([binary, "show", os.path.join(case_dir, "chain.pem"), "--verify",
+                        "--host", name, "--ca-file", os.path.join(case_dir, "roots.pem"),
+                        "--at", rfc3339(at), "-o", "json"])
+    try:
+        verification = json.loads(out)["verification"]
+    except (ValueError, KeyError, TypeError):
+        return Outcome("error", f"exit {rc}: {err.strip()[:200]}")
+    codes = [e["code"] for e in verification["errors"]]
+    warnings = json.dumps(verification.get("warnings", []))
+    if rc == 0 and verification["ok"]:
+        return Outcome("accept", verification["verdict"], codes, warnings)
+    if rc == 5 and not verification["ok"]:
+        return Outcome("reject", verification["verdict"] + ": " + ", ".join(codes), codes,
+                       warnings)
+    return Outcome("error", f"exit {rc} with ok={verification['ok']}", codes, warnings)
+
+
+def verify_openssl(case_dir, name, at):
+    leaf, rest = split_chain(case_dir)
+    argv = ["openssl", "verify", "-x509_strict", "-auth_level", "2", "-purpose", "sslserver",
+            "-attime", str(at), "-CAfile", os.path.join(case_dir, "roots.pem"), "-no-CApath",
+            "-no-CAstore", "-verify_ip" if is_ip(name) else "-verify_hostname", name]
+    if rest:
+        argv += ["-untrusted", rest]
+    rc, out, err = run(argv + [leaf])
+    if rc == 0:
+        return Outcome("accept", out.strip())
+    lines = [l for l in (out + err).splitlines() if l.startswith("error")]
+    return Outcome("reject", lines[0] if lines else f"exit {rc}")
+
+
+def verify_gnutls(case_dir, name, at):
+    stamp = datetime.datetime.fromtimestamp(at, datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M:%S")
+    env = dict(os.environ, TZ="UTC")
+    rc, out, err = run(["faketime", stamp, "certtool", "--verify", "--load-ca-certificate",
+                        os.path.join(case_dir, "roots.pem"), "--infile",
+                        os.path.join(case_dir, "chain.pem"), "--verify-hostname", name,
+                        "--verify-purpose", SERVER_AUTH_OID, "--verify-profile", "medium"],
+                       env=env)
+    for line in out.splitlines():
+        if line.startswith("Chain verification output:"):
+            text = line.split(":", 1)[1].strip()
+            return Outcome("accept" if text.startswith("Verified.") else "reject", text)
+    return Outcome("reject", f"exit {rc}: {(err.strip().splitlines() or [''])[-1][:200]}")
+
+
+def verify_go(binary, case_dir, name, at):
+    rc, out, err = run([binary, os.path.join(case_dir, "chain.pem"),
+                        os.path.join(case_dir, "roots.pem"), name, str(at)])
+    if rc == 0 and out.strip() == "accept":
+        return Outcome("accept")
+    if rc == 1:
+        return Outcome("reject", out.strip()[len("reject: "):])
+    return Outcome("error", f"exit {rc}: {err.strip()[:200]}")
+
+
+# An empty HTTP/2 SETTINGS frame: the server preface. gRPC 1.51 reports a channel READY only once
+# it has seen one, i.e. after the TLS handshake (and so the certificate check) succeeded.
+H2_SETTINGS = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+class ChainServer:
+    """A TLS server on 127.0.0.1 presenting chain.pem exactly as written, with ALPN h2."""
+
+    def __init__(self, case_dir):
+        self.ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        # The server must present weak chains too: judging them is the client's job.
+        self.ctx.set_ciphers("ALL:@SECLEVEL=0")
+        self.ctx.load_cert_chain(os.path.join(case_dir, "chain.pem"),
+                                 os.path.join(case_dir, "key.pem"))
+        self.ctx.set_alpn_protocols(["h2"])
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
+
+    def handle(self, conn):
+        conn.settimeout(10)
+        try:
+            with self.ctx.wrap_socket(conn, server_side=True) as tls:
+                tls.sendall(H2_SETTINGS)
+                while tls.recv(4096):
+                    pass
+        except (OSError, ssl.SSLError):
+            pass  # the client rejected the chain, or went away
+        finally:
+            conn.close()
+
+    def close(self):
+        self.stop.set()
+        self.sock.close()
+        self.thread.join()
+
+
+def grpc_reason(stderr):
+    """gRPC's log line that explains a failed handshake, without its timestamp prefix."""
+    for line in stderr.splitlines():
+        for key in ("Handshake failed", "Peer name", "certificate verify failed"):
+            if key in line:
+                return line[line.index(key):][:200]
+    last = (stderr.strip().splitlines() or [""])[-1]
+    if "]" in last:
+        last = last[last.index("]") + 1:].strip()
+    # gRPC returns a name mismatch as a status without logging it.
+    return (last or "handshake failed, gRPC logged no reason")[:200]
+
+
+def verify_grpc(python, case_dir, name):
+    try:
+        server = ChainServer(case_dir)
+    except (OSError, ssl.SSLError) as e:
+        return Outcome("error", f"cannot serve the chain: {e}")
+    try:
+        rc, out, err = run([python, os.path.join(HERE, "grpc_probe.py"),
+                            os.path.join(case_dir, "roots.pem"), name, str(server.port)],
+                           env=dict(os.environ, GRPC_VERBOSITY="ERROR"))
+    finally:
+        server.close()
+    if rc == 0 and out.strip() == "accept":
+        return Outcome("accept", "channel READY")
+    if rc == 0 and out.strip() == "reject":
+        return Outcome("reject", grpc_reason(err))
+    return Outcome("error", f"exit {rc}: {err.strip()[-200:]}")
+
+
+# --- availability ------------------------------------------------------------------------------
+
+def build_go(work):
+    """Builds goverify into WORK/go; returns (binary, None) or (None, why not)."""
+    if not shutil.which("go"):
+        return None, "go is not installed (Debian package golang-go)"
+    out = os.path.join(work, "go")
+    os.makedirs(out, exist_ok=True)
+    env = dict(os.environ, GO111MODULE="off", GOCACHE=os.path.join(out, "cache"),
+               GOPATH=os.path.join(out, "path"), GOFLAGS="", GOENV="off", CGO_ENABLED="0")
+    binary = os.path.join(out, "goverify")
+    try:
+        p = subprocess.run(["go", "build", "-o", binary, "main.go"],
+                           cwd=os.path.join(HERE, "goverify"), env=env, capture_output=True,
+                           text=True, timeout=120, check=False)
+    except subprocess.TimeoutExpired:
+        return None, "go build timed out"
+    if p.returncode != 0:
+        return None, "go build failed: " + p.stderr.strip()[:300]
+    return binary, None
+
+
+def find_grpc():
+    """The interpreter that runs grpc_probe.py, or (None, why not)."""
+    rc, _, _ = run([sys.executable, os.path.join(HERE, "grpc_probe.py"), "--check"])
+    if rc != 0:
+        return None, "python3-grpcio is not installed"
+    return sys.executable, None
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+def check_case(case_dir, tools):
+    name = read(case_dir, "name")
+    at = int(read(case_dir, "at"))
+    with open(os.path.join(case_dir, "expect.json"), encoding="utf-8") as f:
+        spec = json.load(f)
+    results = {}
+    results["getcert"] = verify_getcert(tools["getcert"], case_dir, name, at)
+    results["openssl"] = (verify_openssl(case_dir, name, at) if tools["openssl"]
+                          else Outcome("skip"))
+    results["gnutls"] = verify_gnutls(case_dir, name, at) if tools["gnutls"] else Outcome("skip")
+    results["go"] = verify_go(tools["go"], case_dir, name, at) if tools["go"] else Outcome("skip")
+    if tools["grpc"] and spec["now"]:
+        results["grpc"] = verify_grpc(tools["grpc"], case_dir, name)
+    else:
+        results["grpc"] = Outcome("skip", "verification time is not now" if tools["grpc"] else "")
+    return spec, results
+
+
+def judge(spec, results):
+    """Returns the list of unexpected results as readable lines."""
+    problems = []
+    for v in VERIFIERS:
+        got = results[v]
+        if got.verdict == "skip":
+            continue
+        want = spec["expect"][v]
+        if got.verdict != want["verdict"]:
+            why = f" (documented: {want['why']})" if want["why"] else ""
+            problems.append(f"{v}: {got.verdict}, expected {want['verdict']}{why}: {got.detail}")
+        elif v == "getcert" and want.get("code") and want["code"] not in got.codes:
+            problems.append(f"getcert: rejected with {got.codes}, expected code {want['code']}")
+        if v == "getcert" and want.get("warning") and want["warning"] not in got.warnings:
+            problems.append(f"getcert: no '{want['warning']}' among its warnings {got.warnings}")
+    return problems
+
+
+def cell(spec, v, got):
+    if got.verdict == "skip":
+        return "-"
+    mark = {"accept": "ok", "reject": "NO", "error": "ERR"}[got.verdict]
+    if v == "getcert" and got.verdict == "reject" and got.codes:
+        mark += ":" + got.codes[0]
+        verdict = got.detail.split(":", 1)[0]
+        if verdict != "invalid":
+            mark += f" ({verdict})"
+    if got.verdict != spec["expect"][v]["verdict"]:
+        return mark + " !!"
+    if spec["expect"][v]["why"]:
+        return mark + " *"
+    return mark
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--getcert", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--only", nargs="*", default=[])
+    args = parser.parse_args()
+    started = time.monotonic()
+
+    if importlib.util.find_spec("cryptography") is None:
+        print(f"{SKIP_MARKER}: python3-cryptography is not installed (the corpus needs it)")
+        return 0
+    if not os.access(args.getcert, os.X_OK):
+        print(f"getcert binary {args.getcert} is missing")
+        return 1
+
+    corpus = os.path.join(args.work, "corpus")
+    shutil.rmtree(corpus, ignore_errors=True)
+    gen = subprocess.run([sys.executable, os.path.join(HERE, "make-corpus.py"), corpus],
+                         capture_output=True, text=True, check=False)
+    if gen.returncode != 0:
+        print("corpus generation failed:\n" + gen.stdout + gen.stderr)
+        return 1
+    print(gen.stdout.strip())
+
+    skipped = {}
+    tools = {"getcert": args.getcert}
+    tools["openssl"] = shutil.which("openssl") is not None
+    if not tools["openssl"]:
+        skipped["openssl"] = "openssl is not installed"
+    tools["gnutls"] = bool(shutil.which("certtool") and shutil.which("faketime"))
+    if not tools["gnutls"]:
+        skipped["gnutls"] = "certtool (gnutls-bin) or faketime is not installed"
+    tools["go"], why = build_go(args.work)
+    if why:
+        skipped["go"] = why
+    tools["grpc"], why = find_grpc()
+    if why:
+        skipped["grpc"] = why
+
+    cases = sorted(d for d in os.listdir(corpus) if os.path.isdir(os.path.join(corpus, d)))
+    if args.only:
+        cases = [c for c in cases if c in args.only]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        done = dict(zip(cases, pool.map(lambda c: check_case(os.path.join(corpus, c), tools),
+                                        cases)))
+
+    width = max(len(c) for c in cases)
+    header = f"{'case':<{width}}  {'want':<6}  " + "  ".join(f"{v:<48}" if v == "getcert"
+                                                            else f"{v:<8}" for v in VERIFIERS)
+    print("\n" + header + "\n" + "-" * len(header))
+    failures = []
+    for c in cases:
+        spec, results = done[c]
+        cells = [f"{cell(spec, v, results[v]):<48}" if v == "getcert"
+                 else f"{cell(spec, v, results[v]):<8}" for v in VERIFIERS]
+        print(f"{c:<{width}}  {spec['want']:<6}  " + "  ".join(cells).rstrip())
+        for p in judge(spec, results):
+            failures.append(f"{c}: {p}")
+        if args.verbose:
+            for v in VERIFIERS:
+                print(f"    {v}: {results[v].verdict} {results[v].detail}")
+    print("\nok = accepted, NO = rejected (getcert: first error code, and the verdict unless it is "
+          "invalid), * = documented difference or pending getcert fix (expect.json says why), "
+          "!! = unexpected, - = not run")
+    elapsed = time.monotonic() - started
+    if failures:
+        print(f"\n{len(failures)} unexpected result(s):")
+        for f in failures:
+            print("  " + f)
+        print(f"differential: {len(cases)} cases, FAILED in {elapsed:.1f} s")
+        return 1
+    print(f"differential: {len(cases)} cases, every verifier as expected, in {elapsed:.1f} s")
+    for v, why in skipped.items():
+        print(f"{SKIP_MARKER}: verifier {v} not run: {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
