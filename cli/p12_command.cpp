@@ -9,6 +9,7 @@
 #include "exit_codes.hpp"
 #include "getcert/pkcs12.hpp"
 #include "input_file.hpp"
+#include "keystore_render.hpp"
 #include "p12_input.hpp"
 #include "p12_render.hpp"
 #include "report.hpp"
@@ -236,22 +237,22 @@ class P12Command final : public Command {
     int rc = kExitOk;
     for (const auto& f : info_files_) {
       auto bytes = read_input(f, term);
-      auto bundle = bytes ? open_p12(*bytes, f, p12_args_, term)
-                          : Result<pkcs12::Bundle>(tl::unexpected(bytes.error()));
-      if (!bundle) {
-        const int code = report_error(term, global, bundle.error());
+      auto store = bytes ? open_keystore(*bytes, f, p12_args_, term, /*list_without_password=*/true)
+                         : Result<pkcs12::Keystore>(tl::unexpected(bytes.error()));
+      if (!store) {
+        const int code = report_error(term, global, store.error());
         if (info_format_ == "json") {
-          term.out << error_json(f, bundle.error(), code).dump() << "\n";
+          term.out << error_json(f, store.error(), code).dump() << "\n";
         }
         if (rc == kExitOk) rc = code;
         continue;
       }
       if (info_format_ == "json") {
-        term.out << p12_json(f, *bundle, now)
+        term.out << keystore_json(f, *store, now)
                         .dump(term.stdout_is_tty && info_files_.size() == 1 ? 2 : -1)
                  << "\n";
       } else {
-        term.out << p12_text(f, *bundle, now);
+        term.out << keystore_text(f, *store, now);
       }
     }
     return rc;
