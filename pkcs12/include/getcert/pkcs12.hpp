@@ -80,7 +80,7 @@ struct DecodeOptions {
   // The shrouded key bags' password when it differs from the file's (which still protects the
   // MAC and the certificate safes); nullopt = the file's. A key that does not decrypt with it is
   // wrong_password with a message starting "wrong key password".
-  std::optional<std::string> key_password;
+  std::optional<std::string> key_password = std::nullopt;
 };
 
 // One bag attribute, kept whether or not getcert understands it.
@@ -182,7 +182,7 @@ struct Identity {
   std::vector<Certificate> chain;   // issuers of leaf, nearest first, root last if present
   // Filled by read_keystore() (getcert/keystore.hpp): the JKS/JCEKS alias, or the key bag's
   // friendlyName; nullopt when the store names none. decode() leaves it empty.
-  std::optional<std::string> alias;
+  std::optional<std::string> alias = std::nullopt;
 };
 
 struct Bundle {
@@ -193,7 +193,7 @@ struct Bundle {
   Info info;
   // Filled by read_keystore() (getcert/keystore.hpp), parallel to extra_certs: a trusted
   // entry's alias or the certBag's friendlyName. decode() leaves it empty.
-  std::vector<std::optional<std::string>> extra_cert_aliases;
+  std::vector<std::optional<std::string>> extra_cert_aliases{};
 };
 
 // Decodes a PFX (DER or BER) and assembles identities:
