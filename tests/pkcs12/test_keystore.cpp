@@ -604,6 +604,62 @@ TEST_CASE("keystore: base64 and PEM wrappings of the shared third-party vectors"
   CHECK(checked >= 10);
 }
 
+TEST_CASE("keystore: a PKCS#12 whose key has a password of its own", "[pkcs12][keystore]") {
+  // `openssl pkcs12 -export -twopass` asks for the MAC and the encryption password on the
+  // terminal only, so it runs under a pseudo-terminal. Certificates stay unencrypted
+  // (-certpbe NONE): the file password protects the MAC, the key password the key bag.
+  REQUIRE_TOOL(have_tool("python3"), "python3");
+  const std::string script = R"PY(
+import os, pty, sys
+key, cert, out, mac_pass, key_pass = sys.argv[1:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("openssl", ["openssl", "pkcs12", "-export", "-twopass", "-inkey", key, "-in", cert,
+                          "-certpbe", "NONE", "-out", out])
+answers = [mac_pass, mac_pass, key_pass, key_pass]
+seen = b""
+while True:
+    try:
+        data = os.read(fd, 1024)
+    except OSError:
+        break
+    if not data:
+        break
+    seen += data
+    while answers and seen.count(b"Password:") > 4 - len(answers):
+        os.write(fd, answers.pop(0).encode() + b"\n")
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+)PY";
+  const TestPki& pki = test_pki();
+  const TestLeaf& leaf = pki.leaves.at(1);
+  TempDir tmp;
+  const fs::path file = tmp / "twopass.p12";
+  run_ok({"python3", "-c", script, leaf.key.string(), leaf.cert.string(), file.string(), "mac-pass",
+          "key-pass"});
+  const auto without = read_path(file, std::string("mac-pass"));
+  REQUIRE_FALSE(without.has_value());
+  CHECK(without.error().code == Errc::wrong_password);
+
+  const auto with = read_path(file, std::string("mac-pass"), std::string("key-pass"));
+  INFO(message_of(with));
+  REQUIRE(with.has_value());
+  CHECK(with->integrity_checked);
+  REQUIRE(with->bundle.identities.size() == 1);
+  const auto pem = with->bundle.identities[0].key.pem();
+  CHECK(to_hex(normalized_key_der(std::string(pem.begin(), pem.end()))) ==
+        to_hex(normalized_key_der(read_text(leaf.key))));
+
+  const auto wrong = read_path(file, std::string("mac-pass"), std::string("not-it"));
+  REQUIRE_FALSE(wrong.has_value());
+  CHECK(wrong.error().code == Errc::wrong_password);
+  CHECK(wrong.error().message.rfind("wrong key password", 0) == 0);
+  // The key password does not open the MAC.
+  const auto swapped = read_path(file, std::string("key-pass"), std::string("key-pass"));
+  REQUIRE_FALSE(swapped.has_value());
+  CHECK(swapped.error().code == Errc::wrong_password);
+}
+
 TEST_CASE("keystore: what is not a key store", "[pkcs12][keystore]") {
   const TestPki& pki = test_pki();
   for (const auto& [name, bytes] : std::vector<std::pair<std::string, std::vector<std::uint8_t>>>{
