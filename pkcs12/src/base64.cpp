@@ -16,12 +16,11 @@ constexpr std::uint8_t kSpace = 0xFE;
 constexpr std::array<std::uint8_t, 256> make_table() {
   std::array<std::uint8_t, 256> t{};
   for (auto& v : t) v = kInvalid;
-  for (int i = 0; i < 26; ++i) {
-    t[static_cast<std::size_t>('A' + i)] = static_cast<std::uint8_t>(i);
-    t[static_cast<std::size_t>('a' + i)] = static_cast<std::uint8_t>(26 + i);
+  for (std::size_t i = 0; i < 26; ++i) {
+    t[std::size_t{'A'} + i] = static_cast<std::uint8_t>(i);
+    t[std::size_t{'a'} + i] = static_cast<std::uint8_t>(26 + i);
   }
-  for (int i = 0; i < 10; ++i)
-    t[static_cast<std::size_t>('0' + i)] = static_cast<std::uint8_t>(52 + i);
+  for (std::size_t i = 0; i < 10; ++i) t[std::size_t{'0'} + i] = static_cast<std::uint8_t>(52 + i);
   t['+'] = 62;
   t['-'] = 62;
   t['/'] = 63;

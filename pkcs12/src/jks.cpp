@@ -494,7 +494,7 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
   }
   out.integrity_checked = store_password.has_value();
   if (!out.integrity_checked) {
-    out.bundle.info.warnings.push_back(
+    out.bundle.info.warnings.emplace_back(
         "no store password given: integrity NOT checked and no key decrypted");
   }
 
@@ -550,7 +550,7 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
     out.entries.push_back(std::move(entry));
   }
   if (secret_keys) {
-    out.bundle.info.warnings.push_back("secret-key entries are listed, never exported");
+    out.bundle.info.warnings.emplace_back("secret-key entries are listed, never exported");
   }
   Info info = std::move(out.bundle.info);
   out.bundle = assemble(std::move(contents), std::move(info));

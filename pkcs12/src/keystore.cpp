@@ -108,8 +108,9 @@ std::string_view to_string(KeystoreFormat format) noexcept {
 Result<Keystore> read_keystore(const std::vector<std::uint8_t>& bytes,
                                const KeystoreOptions& options) {
   if (bytes.size() > kMaxInputSize) {
-    return fail(Errc::limit_exceeded, "the input is larger than " +
-                                          std::to_string(kMaxInputSize / (1024 * 1024)) + " MiB");
+    return fail(Errc::limit_exceeded,
+                "the input is larger than " +
+                    std::to_string(kMaxInputSize / (std::size_t{1024} * 1024)) + " MiB");
   }
   if (const Form form = form_of(bytes); form != Form::none) {
     return read_form(bytes, form, false, options);
