@@ -83,7 +83,10 @@ class P12Command final : public Command {
     topem_ = p12->add_subcommand("topem",
                                  "Write key.pem, cert.pem, chain.pem, fullchain.pem and "
                                  "ca.pem from PKCS#12 files");
-    topem_->add_option("files", files_, "PKCS#12 files (.p12, .pfx)")->required();
+    topem_
+        ->add_option("files", files_,
+                     "Key stores: PKCS#12 (DER, base64 or PEM), JKS, JCEKS; '-' = stdin")
+        ->required();
     auto* dir = topem_->add_option("--out-dir", out_dir_,
                                    "Directory for the PEM files (default: current directory; "
                                    "one subdirectory per input when several are given)");
@@ -223,7 +226,10 @@ class P12Command final : public Command {
     info_ = p12->add_subcommand("info",
                                 "Show a PKCS#12 file's structure, algorithms and "
                                 "certificates (never key material)");
-    info_->add_option("files", info_files_, "PKCS#12 files")->required();
+    info_
+        ->add_option("files", info_files_,
+                     "Key stores: PKCS#12 (DER, base64 or PEM), JKS, JCEKS; '-' = stdin")
+        ->required();
     info_->add_option("-o,--output", info_format_, "text (default) or json")
         ->check(CLI::IsMember({"text", "json"}));
     add_p12_input_options(info_, p12_args_);

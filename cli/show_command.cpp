@@ -23,7 +23,9 @@ class ShowCommand final : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* cmd = app.add_subcommand(
-        "show", "Inspect local certificate files: PEM, DER, PKCS#7 or PKCS#12 ('-' = stdin)");
+        "show",
+        "Inspect local certificate files: PEM, DER, PKCS#7, PKCS#12, JKS or JCEKS, also as "
+        "base64 ('-' = stdin)");
     cmd->add_option("files", files_, "Files to inspect")->required();
     cmd->add_option("-o,--output", format_, "text (default), json or pem")
         ->check(CLI::IsMember({"text", "json", "pem"}));
