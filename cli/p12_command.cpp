@@ -12,6 +12,7 @@
 #include "getcert/pkcs12.hpp"
 #include "getcert/text.hpp"
 #include "input_file.hpp"
+#include "keystore_render.hpp"
 #include "p12_input.hpp"
 #include "p12_render.hpp"
 #include "report.hpp"
@@ -136,7 +137,10 @@ class P12Command final : public Command {
     topem_ = p12->add_subcommand("topem",
                                  "Write key.pem, cert.pem, chain.pem, fullchain.pem and "
                                  "ca.pem from PKCS#12 files");
-    topem_->add_option("files", files_, "PKCS#12 files (.p12, .pfx)")->required();
+    topem_
+        ->add_option("files", files_,
+                     "Key stores: PKCS#12 (DER, base64 or PEM), JKS, JCEKS; '-' = stdin")
+        ->required();
     auto* dir = topem_->add_option("--out-dir", out_dir_,
                                    "Directory for the PEM files (default: current directory; "
                                    "one subdirectory per input when several are given)");
@@ -290,7 +294,10 @@ class P12Command final : public Command {
     info_ = p12->add_subcommand("info",
                                 "Show a PKCS#12 file's structure, algorithms and "
                                 "certificates (never key material)");
-    info_->add_option("files", info_files_, "PKCS#12 files")->required();
+    info_
+        ->add_option("files", info_files_,
+                     "Key stores: PKCS#12 (DER, base64 or PEM), JKS, JCEKS; '-' = stdin")
+        ->required();
     info_->add_option("-o,--output", info_format_, "text (default) or json")
         ->check(CLI::IsMember({"text", "json"}));
     add_p12_input_options(info_, p12_args_);
@@ -304,22 +311,22 @@ class P12Command final : public Command {
     int rc = kExitOk;
     for (const auto& f : info_files_) {
       auto bytes = read_input(f, term);
-      auto bundle = bytes ? open_p12(*bytes, f, p12_args_, term)
-                          : Result<pkcs12::Bundle>(tl::unexpected(bytes.error()));
-      if (!bundle) {
-        const int code = report_error(term, global, bundle.error());
+      auto store = bytes ? open_keystore(*bytes, f, p12_args_, term, /*list_without_password=*/true)
+                         : Result<pkcs12::Keystore>(tl::unexpected(bytes.error()));
+      if (!store) {
+        const int code = report_error(term, global, store.error());
         if (info_format_ == "json") {
-          term.out << json_text(error_json(f, bundle.error(), code), false) << "\n";
+          term.out << json_text(error_json(f, store.error(), code), false) << "\n";
         }
         if (rc == kExitOk) rc = code;
         continue;
       }
       if (info_format_ == "json") {
-        term.out << json_text(p12_json(f, *bundle, now),
+        term.out << json_text(keystore_json(f, *store, now),
                               term.stdout_is_tty && info_files_.size() == 1)
                  << "\n";
       } else {
-        term.out << p12_text(f, *bundle, now);
+        term.out << keystore_text(f, *store, now);
       }
     }
     return rc;

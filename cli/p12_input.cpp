@@ -5,7 +5,8 @@
 namespace getcert::cli {
 
 void add_p12_input_options(CLI::App* cmd, P12Args& args) {
-  add_password_options(cmd, args.password, "the PKCS#12 password");
+  add_password_options(cmd, args.password, "the key store's password");
+  add_key_password_options(cmd, args.key_password);
   cmd->add_option("--max-iterations", args.max_iterations,
                   "Work budget per file: refuse a file whose key derivations add up to more "
                   "iterations than this (iterations x hash blocks, every password guess "
@@ -22,26 +23,63 @@ bool looks_like_p12(const std::vector<std::uint8_t>& bytes) {
   return i + 2 < bytes.size() && bytes[i] == 0x02 && bytes[i + 1] == 0x01 && bytes[i + 2] == 0x03;
 }
 
-Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const std::string& name,
-                                P12Args& args, Terminal& term) {
+std::string keystore_format_name(const pkcs12::Keystore& store) {
+  std::string name(pkcs12::to_string(store.format));
+  if (store.base64_wrapped && store.format != pkcs12::KeystoreFormat::pkcs12_base64) {
+    name += "-base64";
+  }
+  return name;
+}
+
+bool looks_like_keystore(const std::vector<std::uint8_t>& bytes) {
+  auto is_store = [](const std::vector<std::uint8_t>& b) {
+    if (b.size() >= 4 && ((b[0] == 0xFE && b[1] == 0xED && b[2] == 0xFE && b[3] == 0xED) ||
+                          (b[0] == 0xCE && b[1] == 0xCE && b[2] == 0xCE && b[3] == 0xCE))) {
+      return true;
+    }
+    const std::string_view text(reinterpret_cast<const char*>(b.data()), b.size());
+    return looks_like_p12(b) || text.find("-----BEGIN PKCS12-----") != std::string_view::npos;
+  };
+  if (is_store(bytes)) return true;
+  const auto decoded = pkcs12::decode_base64_text(bytes);
+  return decoded && is_store(*decoded);
+}
+
+Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
+                                       const std::string& name, P12Args& args, Terminal& term,
+                                       bool list_without_password) {
   if (!args.password_read) {
     auto read = read_password(args.password, term);
     if (!read) return tl::unexpected(read.error());
     args.password_read = std::move(*read);
   }
+  if (!args.key_password_read) {
+    auto read = read_password(args.key_password, term);
+    if (!read) return tl::unexpected(read.error());
+    args.key_password_read = std::move(*read);
+  }
   const auto& password = args.password_read;
-  pkcs12::DecodeOptions options;
+  const auto& key_password = args.key_password_read;
+  pkcs12::KeystoreOptions options;
   options.max_iterations = args.max_iterations;
+  options.list_without_password = list_without_password;
   if (*password) options.password = std::string((*password)->data(), (*password)->size());
-  auto bundle = pkcs12::decode(bytes, options);
-  if (!bundle && bundle.error().code == Errc::wrong_password && !*password && term.stdin_is_tty) {
+  if (*key_password) {
+    options.key_password = std::string((*key_password)->data(), (*key_password)->size());
+  }
+  auto store = pkcs12::read_keystore(bytes, options);
+  const std::string_view kKeyPassword = "wrong key password";
+  auto is_key_error = [&](const Error& e) { return e.message.rfind(kKeyPassword, 0) == 0; };
+  if (!store && store.error().code == Errc::wrong_password && !is_key_error(store.error()) &&
+      !*password && term.stdin_is_tty) {
     auto typed = prompt_password("Password for " + escape_untrusted(name) + ": ", term);
     if (!typed) return tl::unexpected(typed.error());
     options.password = std::string(typed->data(), typed->size());
-    bundle = pkcs12::decode(bytes, options);
+    store = pkcs12::read_keystore(bytes, options);
   }
-  if (!bundle) {
-    Error e = bundle.error();
+  if (!store) {
+    Error e = store.error();
+    const bool key_error = is_key_error(e);
     e.message = name + ": " + e.message;
     // The library names its own knob; on the command line it is a flag.
     if (const auto knob = e.message.find("raise DecodeOptions::max_iterations");
@@ -49,14 +87,25 @@ Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const st
       e.message.replace(knob, std::string("raise DecodeOptions::max_iterations").size(),
                         "use --max-iterations N");
     }
-    if (e.code == Errc::wrong_password && !*password) {
+    if (e.code == Errc::wrong_password && key_error && !*key_password) {
+      e.message +=
+          "; give the key password with --key-password-file, --key-password-env or "
+          "--key-password-stdin";
+    } else if (e.code == Errc::wrong_password && !key_error && !*password) {
       e.message +=
           "; the file needs a password: give --password-file, --password-env or "
           "--password-stdin";
     }
     return tl::unexpected(e);
   }
-  return bundle;
+  return store;
+}
+
+Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const std::string& name,
+                                P12Args& args, Terminal& term) {
+  auto store = open_keystore(bytes, name, args, term, /*list_without_password=*/false);
+  if (!store) return tl::unexpected(store.error());
+  return std::move(store->bundle);
 }
 
 }  // namespace getcert::cli

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "getcert/keystore.hpp"
 #include "getcert/pkcs12.hpp"
 #include "password.hpp"
 #include "terminal.hpp"
@@ -17,18 +18,34 @@ namespace getcert::cli {
 struct P12Args {
   PasswordArgs password;
   std::uint64_t max_iterations = pkcs12::kDefaultMaxIterations;
-  // The password once open_p12() has read it: every input of a run shares it, and stdin or a
-  // pipe given to --password-file can be read only once.
+  PasswordArgs key_password;  // --key-password-*: JKS/JCEKS key entries, PKCS#12 key bags
+  // The passwords once open_keystore() has read them: every input of a run shares them, and
+  // stdin or a pipe given to --password-file can be read only once.
   std::optional<std::optional<pkcs12::SecureString>> password_read;
+  std::optional<std::optional<pkcs12::SecureString>> key_password_read;
 };
 
-// Adds the password options and --max-iterations.
+// Adds the password options, the key password options and --max-iterations.
 void add_p12_input_options(CLI::App* cmd, P12Args& args);
 
 // Decodes `bytes` (read from `name`); messages name the file and say what to do. Reads the
-// password on the first call and keeps it in `args` for the next inputs.
+// passwords on the first call and keeps them in `args` for the next inputs.
 Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const std::string& name,
                                 P12Args& args, Terminal& term);
+
+// Reads any key store read_keystore() knows (PKCS#12 as DER, base64 or PEM, JKS, JCEKS).
+// `list_without_password`: a JKS/JCEKS without a password is listed unverified (info, show)
+// instead of failing (topem, which needs the keys).
+Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
+                                       const std::string& name, P12Args& args, Terminal& term,
+                                       bool list_without_password);
+
+// True when read_keystore() would recognise the bytes (possibly inside base64 text).
+bool looks_like_keystore(const std::vector<std::uint8_t>& bytes);
+
+// The format as the reports name it: to_string(format), plus "-base64" when the store came
+// wrapped in base64 text (pkcs12-base64 is that rule's most common case).
+std::string keystore_format_name(const pkcs12::Keystore& store);
 
 // True when bytes look like a PKCS#12 PFX (a SEQUENCE starting with INTEGER 3).
 bool looks_like_p12(const std::vector<std::uint8_t>& bytes);

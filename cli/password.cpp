@@ -51,6 +51,20 @@ void add_password_options(CLI::App* cmd, PasswordArgs& args, const std::string& 
   lit->excludes(none);
 }
 
+void add_key_password_options(CLI::App* cmd, PasswordArgs& args) {
+  const std::string what =
+      "the key password (JKS/JCEKS key entries, PKCS#12 key bags; default: "
+      "the store password)";
+  auto* file =
+      cmd->add_option("--key-password-file", args.file, "Read " + what + " from this file");
+  auto* env = cmd->add_option("--key-password-env", args.env,
+                              "Read " + what + " from this environment variable");
+  auto* in = cmd->add_flag("--key-password-stdin", args.from_stdin,
+                           "Read " + what + " from stdin (after the store password's line)");
+  file->excludes(env)->excludes(in);
+  env->excludes(in);
+}
+
 Result<pkcs12::SecureString> read_secret_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(Errc::io_error, "cannot read '" + path + "': " + std::strerror(errno));
@@ -68,8 +82,8 @@ Result<std::optional<pkcs12::SecureString>> read_password(const PasswordArgs& ar
   if (!args.env.empty()) {
     const char* value = std::getenv(args.env.c_str());
     if (value == nullptr) {
-      return fail(Errc::invalid_argument,
-                  "environment variable " + args.env + " (from --password-env) is not set");
+      return fail(Errc::invalid_argument, "environment variable " + args.env +
+                                              " (from a --*password-env option) is not set");
     }
     return Out(pkcs12::SecureString(value));
   }

@@ -26,6 +26,11 @@ struct PasswordArgs {
 // `what` names the secret in help texts ("the PKCS#12 password").
 void add_password_options(CLI::App* cmd, PasswordArgs& args, const std::string& what);
 
+// Adds --key-password-file/--key-password-env/--key-password-stdin (mutually exclusive): a key
+// store's key password when it differs from the store password. With --password-stdin as well,
+// the store password is stdin's first line and the key password its second.
+void add_key_password_options(CLI::App* cmd, PasswordArgs& args);
+
 // The secret the options name, or nullopt when none was given. Reads files/env/stdin now.
 // A file's or stdin's single trailing newline (\n or \r\n) is dropped.
 Result<std::optional<pkcs12::SecureString>> read_password(const PasswordArgs& args, Terminal& term);

@@ -24,7 +24,9 @@ class ShowCommand final : public Command {
  public:
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* cmd = app.add_subcommand(
-        "show", "Inspect local certificate files: PEM, DER, PKCS#7 or PKCS#12 ('-' = stdin)");
+        "show",
+        "Inspect local certificate files: PEM, DER, PKCS#7, PKCS#12, JKS or JCEKS, also as "
+        "base64 ('-' = stdin)");
     cmd->add_option("files", files_, "Files to inspect")->required();
     cmd->add_option("-o,--output", format_, "text (default), json or pem")
         ->check(CLI::IsMember({"text", "json", "pem"}));
@@ -63,10 +65,15 @@ class ShowCommand final : public Command {
     auto bytes = read_input(file, term);
     if (!bytes) return tl::unexpected(bytes.error());
     const std::string name = file == "-" ? "standard input" : file;
-    if (looks_like_p12(*bytes)) {
-      auto bundle = open_p12(*bytes, name, p12_args_, term);
-      if (!bundle) return tl::unexpected(bundle.error());
-      Loaded out{"pkcs12", {}};
+    if (looks_like_keystore(*bytes)) {
+      auto store = open_keystore(*bytes, name, p12_args_, term, /*list_without_password=*/true);
+      if (!store) return tl::unexpected(store.error());
+      // "Integrity not checked" is what a user listing a JKS without its password must see.
+      if (!store->integrity_checked) {
+        for (const auto& w : store->bundle.info.warnings) report_warning(term, name + ": " + w);
+      }
+      const auto* bundle = &store->bundle;
+      Loaded out{keystore_format_name(*store), {}};
       for (const auto& id : bundle->identities) {
         if (!id.leaf) continue;
         out.certs.push_back(*id.leaf);
@@ -75,6 +82,12 @@ class ShowCommand final : public Command {
       out.certs.insert(out.certs.end(), bundle->extra_certs.begin(), bundle->extra_certs.end());
       if (out.certs.empty()) return fail(Errc::malformed_input, name + ": holds no certificate");
       return out;
+    }
+    // Base64 of a certificate file: a Kubernetes Secret's tls.crt, an Azure Key Vault secret.
+    std::string wrapped;
+    if (auto decoded = pkcs12::decode_base64_text(*bytes)) {
+      *bytes = std::move(*decoded);
+      wrapped = "-base64";
     }
     const bool pem =
         std::string(bytes->begin(), bytes->end()).find("-----BEGIN") != std::string::npos;
@@ -85,7 +98,7 @@ class ShowCommand final : public Command {
                   certs.error().message);
     }
     const bool single_der = !pem && certs->size() == 1;
-    return Loaded{pem ? "pem" : (single_der ? "der" : "pkcs7"), std::move(*certs)};
+    return Loaded{(pem ? "pem" : (single_der ? "der" : "pkcs7")) + wrapped, std::move(*certs)};
   }
 
   // One file's failure, however unexpected, is that file's error: the others are still shown.

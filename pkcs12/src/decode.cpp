@@ -191,6 +191,8 @@ class Walker {
   template <class Validate>
   Result<SecureBytes> decrypt_any(const PbeAlgorithm& alg, Bytes ciphertext,
                                   const std::string& what, Validate validate);
+  // The shrouded key bags' own password (DecodeOptions::key_password), else decrypt_any().
+  Result<SecureBytes> decrypt_key_bag(const PbeAlgorithm& alg, Bytes ciphertext);
   void warn(std::string message) {
     if (std::find(info_.warnings.begin(), info_.warnings.end(), message) == info_.warnings.end()) {
       info_.warnings.push_back(std::move(message));
@@ -255,6 +257,20 @@ Result<SecureBytes> Walker::decrypt_any(const PbeAlgorithm& alg, Bytes ciphertex
   }
   return fail(Errc::wrong_password, "wrong password (could not decrypt the " + what +
                                         "; the file has no MAC to check the password against)");
+}
+
+Result<SecureBytes> Walker::decrypt_key_bag(const PbeAlgorithm& alg, Bytes ciphertext) {
+  auto is_key = [](const SecureBytes& p) { return parse_pkcs8(p).has_value(); };
+  if (!options_.key_password) return decrypt_any(alg, ciphertext, "private key", is_key);
+  for (const auto& forms : password_candidates(options_.key_password)) {
+    for (const auto& variant : alg.uses_bmp_password() ? forms.bmp : forms.raw) {
+      auto plain = pbe_decrypt(alg, variant, ciphertext, info_.legacy_provider_used);
+      if (!plain) return tl::unexpected(plain.error());
+      if (*plain && is_key(**plain)) return std::move(**plain);
+    }
+  }
+  return fail(Errc::wrong_password,
+              "wrong key password: a private key could not be decrypted with it");
 }
 
 Result<Bundle> Walker::run(Bytes pfx) {
@@ -544,8 +560,7 @@ Result<void> Walker::read_bag(const Element& bag, int nesting, SafeInfo& safe) {
     if (!data_el) return tl::unexpected(data_el.error());
     auto ciphertext = octet_string(*data_el, "shrouded key data");
     if (!ciphertext) return tl::unexpected(ciphertext.error());
-    auto plain = decrypt_any(*alg, *ciphertext, "private key",
-                             [](const SecureBytes& p) { return parse_pkcs8(p).has_value(); });
+    auto plain = decrypt_key_bag(*alg, *ciphertext);
     if (!plain) return tl::unexpected(plain.error());
     auto key = parse_pkcs8(*plain);
     if (!key) return tl::unexpected(key.error());

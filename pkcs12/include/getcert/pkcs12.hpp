@@ -86,6 +86,10 @@ struct DecodeOptions {
   // attempt that would overrun the budget fails instead of running. So no input costs more than
   // this many iterations, and a single iteration count above it is refused outright.
   std::uint64_t max_iterations = kDefaultMaxIterations;
+  // The shrouded key bags' password when it differs from the file's (which still protects the
+  // MAC and the certificate safes); nullopt = the file's. A key that does not decrypt with it is
+  // wrong_password with a message starting "wrong key password".
+  std::optional<std::string> key_password = std::nullopt;
 };
 
 // One bag attribute, kept whether or not getcert understands it.
@@ -186,6 +190,9 @@ struct Identity {
   std::optional<Certificate> leaf;  // the certificate whose public key is `key`'s; nullopt if none
   BagAttributes leaf_attributes;    // attributes of the leaf's certBag
   std::vector<Certificate> chain;   // issuers of leaf, nearest first, root last if present
+  // Filled by read_keystore() (getcert/keystore.hpp): the JKS/JCEKS alias, or the key bag's
+  // friendlyName; nullopt when the store names none. decode() leaves it empty.
+  std::optional<std::string> alias = std::nullopt;
 };
 
 struct Bundle {
@@ -194,6 +201,9 @@ struct Bundle {
                                          // certificates all end up here), in file order
   std::vector<BagAttributes> extra_cert_attributes;  // parallel to extra_certs
   Info info;
+  // Filled by read_keystore() (getcert/keystore.hpp), parallel to extra_certs: a trusted
+  // entry's alias or the certBag's friendlyName. decode() leaves it empty.
+  std::vector<std::optional<std::string>> extra_cert_aliases{};
 };
 
 // Decodes a PFX (DER or BER) and assembles identities:
