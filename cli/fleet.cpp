@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -47,28 +48,29 @@ std::string trim(const std::string& s) {
 std::string target_on_line(const std::string& line) {
   std::string text = trim(line);
   if (text.empty() || text[0] == '#') return {};
-  for (std::size_t i = 1; i < text.size(); ++i) {
-    if (text[i] == '#' && (text[i - 1] == ' ' || text[i - 1] == '\t')) {
-      return trim(text.substr(0, i));
-    }
+  for (auto hash = text.find('#', 1); hash != std::string::npos; hash = text.find('#', hash + 1)) {
+    if (text[hash - 1] == ' ' || text[hash - 1] == '\t') return trim(text.substr(0, hash));
   }
   return text;
 }
 
-// One line without its '\n', at most kMaxLineBytes of it; false at the end of the stream.
+// One line without its '\n', at most kMaxLineBytes of it (the rest of a longer line is
+// skipped); false at the end of the stream.
 bool read_line(std::istream& in, std::string& line) {
-  line.clear();
-  std::streambuf* buf = in.rdbuf();
-  if (buf == nullptr) return false;
-  bool any = false;
-  for (;;) {
-    const auto c = buf->sbumpc();
-    if (std::char_traits<char>::eq_int_type(c, std::char_traits<char>::eof())) return any;
-    any = true;
-    const char ch = std::char_traits<char>::to_char_type(c);
-    if (ch == '\n') return true;
-    if (line.size() < kMaxLineBytes) line.push_back(ch);
+  std::array<char, kMaxLineBytes + 1> buf{};
+  in.getline(buf.data(), static_cast<std::streamsize>(buf.size()));
+  const auto got = static_cast<std::size_t>(in.gcount());
+  if (in.bad() || (got == 0 && in.eof())) return false;
+  if (in.eof()) {  // a last line without '\n'
+    line.assign(buf.data(), got);
+  } else if (in.fail()) {  // too long: keep the start, drop the rest
+    line.assign(buf.data(), got);
+    in.clear();
+    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  } else {
+    line.assign(buf.data(), got - 1);  // gcount() counted the '\n'
   }
+  return true;
 }
 
 // Raises the soft RLIMIT_NOFILE (up to the hard limit) so `concurrency` targets fit; when even
