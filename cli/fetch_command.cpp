@@ -218,16 +218,15 @@ class FetchCommand final : public Command {
     }
     if (is_fleet_run(args_.fleet, endpoints.size()) || args_.format == Format::prometheus) {
       FleetRun fleet{
-          args_.targets,
-          args_.fleet,
-          *options,
-          default_port(args_.starttls),
+          args_.targets, args_.fleet, *options, default_port(args_.starttls),
           args_.format == Format::prometheus                            ? FleetOutput::prometheus
           : args_.format == Format::pem || args_.format == Format::text ? FleetOutput::blocks
                                                                         : FleetOutput::stream,
           [&](Terminal& out, const ManyResult& r) {
             return render_one(out, global, r.input, r.endpoint, r.result, *options, true);
-          }};
+          },
+          // --out-dir files are checked for existence, then written: one target at a time.
+          args_.out_dir.empty()};
       return run_fleet(term, global, fleet);
     }
 

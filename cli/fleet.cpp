@@ -362,6 +362,9 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
   options.fetch = run.fetch;
   options.default_port = run.default_port;
   options.concurrency = fit_concurrency_to_fd_limit(term, run.args.concurrency);
+  // Rendering (JSON of every certificate) costs as much CPU as the fetch: done by each worker
+  // for its own result, only the writing below is serialized.
+  options.serialize_results = !run.render_is_reentrant;
 
   std::mutex screen;  // the terminal: results and the progress ticker take turns
   Tally tally;
@@ -386,8 +389,8 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
     std::ostringstream err;
     Terminal buffered{term.in, out, err, false, term.stdout_is_tty, term.stderr_is_tty};
     const int rc = run.render(buffered, r);
-    if (run.output == FleetOutput::prometheus) prometheus.add(r);
     const std::lock_guard<std::mutex> lock(screen);
+    if (run.output == FleetOutput::prometheus) prometheus.add(r);
     progress.clear();
     term.err << err.str();
     term.err.flush();

@@ -86,8 +86,9 @@ struct FleetRun {
   std::uint16_t default_port = 443;
   FleetOutput output = FleetOutput::stream;
   // Renders one result into term exactly as a single-target run would; returns its exit code.
-  // Called for one result at a time.
   std::function<int(Terminal& term, const ManyResult& result)> render;
+  // True when render may run for several results at once (it writes only into `term`).
+  bool render_is_reentrant = false;
 };
 
 // Runs every target; returns the exit code of the first failing target in input order (0 when

@@ -30,7 +30,7 @@ class Pool {
   }
 
   FetchManyStats stats() const {
-    return {completed_, options_.cancel.cancelled() || stopped_by_error_};
+    return {completed_.load(), options_.cancel.cancelled() || stopped_by_error_};
   }
 
   void rethrow_first_error() const {
@@ -76,7 +76,8 @@ class Pool {
   }
 
   void deliver(ManyResult&& done) {
-    const std::lock_guard<std::mutex> lock(result_mutex_);
+    std::unique_lock<std::mutex> lock(result_mutex_, std::defer_lock);
+    if (options_.serialize_results) lock.lock();
     if (stopped_by_error_) return;
     try {
       on_result_(std::move(done));
@@ -102,7 +103,7 @@ class Pool {
   std::uint64_t next_index_ = 0;
 
   std::mutex result_mutex_;
-  std::uint64_t completed_ = 0;
+  std::atomic<std::uint64_t> completed_{0};
 
   std::mutex error_mutex_;
   std::exception_ptr error_;

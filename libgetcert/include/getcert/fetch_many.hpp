@@ -62,6 +62,10 @@ struct FetchManyOptions {
   std::size_t concurrency = 50;
   std::uint16_t default_port = 443;  // for targets that name none
   CancelToken cancel;
+  // true: the result callback is never called concurrently (see ResultCallback).
+  // false: each worker calls it as soon as its target is done, possibly at the same time as
+  // others, for callbacks that do real work per result (rendering) and lock only their output.
+  bool serialize_results = true;
 };
 
 struct FetchManyStats {
@@ -72,9 +76,9 @@ struct FetchManyStats {
 // Yields the next target, or nullopt when there are no more. Called by one thread at a time
 // (the workers take turns), never after it returned nullopt.
 using TargetSource = std::function<std::optional<std::string>()>;
-// Receives each result once, in completion order. Called from the worker threads, but never
-// concurrently (calls are serialized), so it may write to a stream without its own lock.
-// A slow callback holds back the other workers' results, not their fetches.
+// Receives each result once, in completion order. Called from the worker threads; with
+// FetchManyOptions::serialize_results (the default) never concurrently, so it may write to a
+// stream without its own lock. A worker starts its next target once its callback returned.
 using ResultCallback = std::function<void(ManyResult&&)>;
 
 // Runs until the source is exhausted (or the token is cancelled) and every started target has
