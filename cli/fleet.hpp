@@ -48,8 +48,8 @@ class TargetList {
   static Result<TargetList> open(std::vector<std::string> positional,
                                  const std::vector<std::string>& files, Shard shard,
                                  std::istream& stdin_stream);
-  TargetList(TargetList&&) noexcept;
-  TargetList& operator=(TargetList&&) noexcept;
+  TargetList(TargetList&& other) noexcept;
+  TargetList& operator=(TargetList&& other) noexcept;
   TargetList(const TargetList&) = delete;
   TargetList& operator=(const TargetList&) = delete;
   ~TargetList();

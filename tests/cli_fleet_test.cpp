@@ -301,7 +301,7 @@ TEST_CASE("a 100000-line list is read as a stream: memory does not grow with it"
   rusage usage{};
   REQUIRE(getrusage(RUSAGE_CHILDREN, &usage) == 0);
   // ru_maxrss is in KiB: the largest child this test process waited for (only getcert here).
-  CHECK(usage.ru_maxrss < 64 * 1024);
+  CHECK(usage.ru_maxrss < 64L * 1024);
 }
 
 TEST_CASE("Prometheus output reports expiry even when verification fails", "[cli][fleet]") {

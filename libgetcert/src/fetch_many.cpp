@@ -5,6 +5,7 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "getcert/text.hpp"
@@ -16,9 +17,8 @@ namespace {
 // callback that is rendering a result, and a fetch never holds either.
 class Pool {
  public:
-  Pool(const TargetSource& next_target, const ResultCallback& on_result,
-       const FetchManyOptions& options)
-      : next_target_(next_target), on_result_(on_result), options_(options) {}
+  Pool(const TargetSource& next_target, const ResultCallback& on_result, FetchManyOptions options)
+      : next_target_(next_target), on_result_(on_result), options_(std::move(options)) {}
 
   void work() {
     for (;;) {
