@@ -199,6 +199,35 @@ TEST_CASE("the exit code is the first failing target's in input order, not compl
   CHECK(swapped.exit_code == kExitVerify);
 }
 
+TEST_CASE("on a terminal a progress line is drawn on stderr and erased at the end",
+          "[cli][fleet]") {
+  REQUIRE_TOOL(!getcert::test::run({"sh", "-c", "command -v script"}).out.empty(),
+               "script (util-linux)");
+  const TempDir dir;
+  std::vector<std::string> lines;
+  for (int i = 0; i < 30; ++i) lines.push_back("bad_target_" + std::to_string(i) + ":0");
+  const std::string list = write_list(dir, "targets.txt", lines);
+  // script(1) runs getcert with a pseudo-terminal as stdin, stdout and stderr.
+  const auto run_on_tty = [&](const std::string& flags) {
+    return getcert::test::run_shell("script -qec '" + std::string(GETCERT_BINARY) + flags + " -f " +
+                                    list + " -o json' /dev/null");
+  };
+  const auto r = run_on_tty("");
+  INFO(explain(r));
+  CHECK_THAT(r.out, Contains("\r\x1b[Kgetcert: 1/30 done"));
+  CHECK_THAT(r.out, Contains("30/30 done"));
+  CHECK_THAT(r.out, Contains("30 failed"));
+  // Erased before the summary, which is the last line.
+  CHECK_THAT(r.out, Contains("\r\x1b[Kgetcert: 30 targets in"));
+  CHECK_THAT(r.out, Contains("30 bad target"));
+
+  const auto quiet = run_on_tty(" -q");
+  INFO(explain(quiet));
+  CHECK_THAT(quiet.out, !Contains(" done, "));
+  CHECK_THAT(quiet.out, !Contains("targets in"));
+  CHECK_THAT(quiet.out, Contains("bad_target_29:0"));
+}
+
 TEST_CASE("stalled targets do not delay the others: the run ends within about one timeout",
           "[cli][fleet]") {
   REQUIRE_TOOL(getcert::test::have_openssl(), "openssl");
