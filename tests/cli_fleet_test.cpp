@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "fleet.hpp"
 #include "support/cli_checks.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
@@ -380,4 +381,63 @@ TEST_CASE("promtool check metrics accepts the Prometheus output", "[cli][fleet]"
       getcert::test::run_shell("promtool check metrics < '" + (dir / "metrics.prom") + "'");
   INFO(explain(check));
   CHECK(check.exit_code == 0);
+}
+
+namespace {
+
+std::vector<std::string> read_all(getcert::cli::TargetList& list) {
+  std::vector<std::string> out;
+  while (auto t = list.next()) out.push_back(*t);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("target lists: CRLF, comments, URL fragments and overlong lines", "[cli][fleet]") {
+  const TempDir dir;
+  const std::string long_line(10000, 'a');
+  getcert::test::write_file(dir / "list.txt",
+                            "a.example\r\n"
+                            "  # indented comment\n"
+                            "b.example:8443\t# tab comment\n"
+                            "https://c.example/path#fragment\n"
+                            "\r\n" +
+                                long_line + "\n" + "d.example");  // no final newline
+  std::istringstream no_stdin;
+  auto list = getcert::cli::TargetList::open({"pos.example"}, {dir / "list.txt"}, {}, no_stdin);
+  REQUIRE(list.has_value());
+  const auto targets = read_all(*list);
+  REQUIRE(targets.size() == 6);
+  CHECK(targets[0] == "pos.example");
+  CHECK(targets[1] == "a.example");
+  CHECK(targets[2] == "b.example:8443");
+  CHECK(targets[3] == "https://c.example/path#fragment");
+  // Cut to a bounded length (it then fails to parse as its own result), never held whole.
+  CHECK(targets[4].size() == 4096);
+  CHECK(targets[5] == "d.example");
+
+  SECTION("shards partition the targets") {
+    std::vector<std::string> joined;
+    for (std::size_t i = 0; i < 4; ++i) {
+      auto part = getcert::cli::TargetList::open({"pos.example"}, {dir / "list.txt"},
+                                                 getcert::cli::Shard{i, 4}, no_stdin);
+      REQUIRE(part.has_value());
+      const auto got = read_all(*part);
+      for (std::size_t k = 0; k < got.size(); ++k) CHECK(got[k] == targets[i + 4 * k]);
+      joined.insert(joined.end(), got.begin(), got.end());
+    }
+    CHECK(joined.size() == targets.size());
+  }
+}
+
+TEST_CASE("shard specifications are I/N with I from 1 to N", "[cli][fleet]") {
+  const auto shard = getcert::cli::parse_shard("2/5");
+  REQUIRE(shard.has_value());
+  CHECK(shard->index == 1);
+  CHECK(shard->count == 5);
+  CHECK(getcert::cli::parse_shard("5/5").has_value());
+  for (const char* bad : {"0/5", "6/5", "/5", "2/", "2", "-1/5", "2/5/7", "1/9999999999", " 1/2"}) {
+    INFO(bad);
+    CHECK_FALSE(getcert::cli::parse_shard(bad).has_value());
+  }
 }
