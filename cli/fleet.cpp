@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -22,10 +24,47 @@
 #include "render_prometheus.hpp"
 #include "report.hpp"
 
+namespace {
+
+// Set by SIGINT during a fleet run. A lock-free atomic is safe to store from a signal handler.
+std::atomic<bool> fleet_interrupted{false};
+
+}  // namespace
+
+extern "C" void getcert_fleet_note_interrupt(int /*signal*/) { fleet_interrupted.store(true); }
+
 namespace getcert::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The exit code of a run stopped by Ctrl-C, as a shell reports an interrupted command.
+constexpr int kExitInterrupted = 128 + SIGINT;
+
+// For the length of a fleet run, the first Ctrl-C stops taking new targets (those in flight
+// finish within their timeout, and the summary still comes); SA_RESETHAND makes a second
+// Ctrl-C end the process at once, as usual.
+class InterruptHandler {
+ public:
+  InterruptHandler() {
+    fleet_interrupted.store(false);
+    struct sigaction action {};
+    action.sa_handler = getcert_fleet_note_interrupt;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = static_cast<int>(SA_RESETHAND);
+    installed_ = ::sigaction(SIGINT, &action, &previous_) == 0;
+  }
+  InterruptHandler(const InterruptHandler&) = delete;
+  InterruptHandler& operator=(const InterruptHandler&) = delete;
+  ~InterruptHandler() {
+    if (installed_) ::sigaction(SIGINT, &previous_, nullptr);
+  }
+  static bool interrupted() noexcept { return fleet_interrupted.load(); }
+
+ private:
+  struct sigaction previous_ {};
+  bool installed_ = false;
+};
 
 // Longer lines are cut here (and then fail to parse as a target): a file with no newline in
 // gigabytes must not make the list's memory grow.
@@ -230,6 +269,36 @@ class Progress {
   Clock::time_point started_ = Clock::now();
 };
 
+// Redraws the progress line while nothing completes (the rate and ETA still move), under the
+// same lock as the results; stopped and joined when it goes away, however the run ends.
+class Ticker {
+ public:
+  Ticker(std::mutex& screen, std::function<void()> draw) : screen_(screen) {
+    thread_ = std::thread([this, redraw = std::move(draw)] {
+      std::unique_lock<std::mutex> lock(screen_);
+      while (!stop_.wait_for(lock, std::chrono::milliseconds(250), [this] { return finished_; })) {
+        redraw();
+      }
+    });
+  }
+  Ticker(const Ticker&) = delete;
+  Ticker& operator=(const Ticker&) = delete;
+  ~Ticker() {
+    {
+      const std::lock_guard<std::mutex> lock(screen_);
+      finished_ = true;
+    }
+    stop_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex& screen_;
+  std::condition_variable stop_;
+  bool finished_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 void add_fleet_options(CLI::App* cmd, FleetArgs& args) {
@@ -371,18 +440,8 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
   PrometheusReport prometheus;
   const auto started = Clock::now();
 
-  std::condition_variable ticker_stop;
-  bool finished = false;
-  std::thread ticker;
-  if (show_progress) {
-    ticker = std::thread([&] {
-      std::unique_lock<std::mutex> lock(screen);
-      while (
-          !ticker_stop.wait_for(lock, std::chrono::milliseconds(250), [&] { return finished; })) {
-        progress.draw(tally);
-      }
-    });
-  }
+  std::optional<Ticker> ticker;
+  if (show_progress) ticker.emplace(screen, [&] { progress.draw(tally); });
 
   const auto on_result = [&](ManyResult&& r) {
     std::ostringstream out;
@@ -405,28 +464,26 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
     tally.add(r, rc);
     progress.draw(tally);
   };
-  const auto next_target = [&]() { return list->next(); };
+  const InterruptHandler interrupt;
+  const auto next_target = [&]() -> std::optional<std::string> {
+    if (InterruptHandler::interrupted()) return std::nullopt;
+    return list->next();
+  };
   fetch_many(next_target, on_result, options);
-
-  if (ticker.joinable()) {
-    {
-      const std::lock_guard<std::mutex> lock(screen);
-      finished = true;
-    }
-    ticker_stop.notify_all();
-    ticker.join();
-  }
+  ticker.reset();
   progress.clear();
 
   if (run.output == FleetOutput::prometheus) {
     term.out << prometheus.text();
     term.out.flush();
   }
-  if (tally.done > 1 && !global.quiet) {
+  const bool interrupted = InterruptHandler::interrupted();
+  if ((tally.done > 1 || interrupted) && !global.quiet) {
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-    term.err << tally.summary(elapsed, run.fetch.at_time.value_or(std::time(nullptr))) << "\n";
+    term.err << tally.summary(elapsed, run.fetch.at_time.value_or(std::time(nullptr)))
+             << (interrupted ? " (interrupted: the rest of the list was not tried)" : "") << "\n";
   }
-  return tally.exit_code;
+  return interrupted ? kExitInterrupted : tally.exit_code;
 }
 
 }  // namespace getcert::cli

@@ -5,11 +5,13 @@
 
 #include <sys/resource.h>
 #include <sys/time.h>
+#include <csignal>
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -17,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fleet.hpp"
@@ -253,6 +256,27 @@ TEST_CASE("stalled targets do not delay the others: the run ends within about on
     if (input == loopback(stalled.port())) CHECK(j.at("error").at("code") == "timeout");
   }
   CHECK_THAT(r.err, Contains("8 valid, 8 timeout"));
+}
+
+TEST_CASE("Ctrl-C stops taking targets: those in flight finish, a summary, exit 130",
+          "[cli][fleet]") {
+  const HostilePeer stalled(HostilePeer::Behavior::silent);
+  const TempDir dir;
+  const std::string list =
+      write_list(dir, "targets.txt", std::vector<std::string>(20, loopback(stalled.port())));
+  auto child = getcert::test::Process::spawn(
+      {GETCERT_BINARY, "-f", list, "--concurrency", "2", "--timeout", "2s", "-o", "json"});
+  // The signal comes once both workers are stalled in their first target.
+  for (int i = 0; i < 200 && stalled.connections() < 2; ++i) std::this_thread::sleep_for(50ms);
+  REQUIRE(stalled.connections() == 2);
+  REQUIRE(::kill(child.pid(), SIGINT) == 0);
+  const auto rc = child.wait_for(10s);
+  INFO(child.stdout_text() << child.stderr_text());
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 130);
+  CHECK(lines_of(child.stdout_text()).size() == 2);
+  CHECK_THAT(child.stderr_text(),
+             Contains("2 targets") && Contains("2 timeout") && Contains("interrupted"));
 }
 
 TEST_CASE("shards (--shard I/N) of a list cover every line exactly once", "[cli][fleet]") {
