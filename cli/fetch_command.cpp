@@ -8,7 +8,9 @@
 
 #include "command.hpp"
 #include "exit_codes.hpp"
+#include "fleet.hpp"
 #include "getcert/fetch.hpp"
+#include "getcert/text.hpp"
 #include "render.hpp"
 #include "report.hpp"
 #include "safe_file.hpp"
@@ -19,7 +21,7 @@ namespace getcert::cli {
 namespace {
 
 enum class Select { presented, leaf, intermediates, root, verified };
-enum class Format { pem, der, json, text };
+enum class Format { pem, der, json, text, prometheus };
 
 struct FetchArgs {
   std::vector<std::string> targets;
@@ -36,6 +38,7 @@ struct FetchArgs {
   bool force = false;
   StartTls starttls = StartTls::none;
   std::string proxy;
+  FleetArgs fleet;
 };
 
 // Default port of each STARTTLS protocol, used when the target names none.
@@ -126,14 +129,15 @@ class FetchCommand final : public Command {
                                        "(the default: 'getcert HOST' = 'getcert fetch HOST')");
     cmd->add_option("targets", args_.targets,
                     "HOST, HOST:PORT, [IPv6]:PORT, bare IP, or https://HOST[:PORT]/path "
-                    "(port defaults to 443)")
-        ->required();
+                    "(port defaults to 443)");
+    add_fleet_options(cmd, args_.fleet);
     with_choices(cmd->add_option("-o,--output", args_.format,
-                                 "Output format: pem (default), der, json, text"),
+                                 "Output format: pem (default), der, json, text, prometheus"),
                  std::map<std::string, Format>{{"pem", Format::pem},
                                                {"der", Format::der},
                                                {"json", Format::json},
-                                               {"text", Format::text}});
+                                               {"text", Format::text},
+                                               {"prometheus", Format::prometheus}});
     with_choices(
         cmd->add_option("--select", args_.select,
                         "Which certificates: presented (default, as sent), leaf, intermediates, "
@@ -183,6 +187,11 @@ class FetchCommand final : public Command {
   int run(Terminal& term, const GlobalOptions& global) override {
     auto options = build_options();
     if (!options) return report_error(term, global, options.error());
+    if (args_.targets.empty() && args_.fleet.target_files.empty()) {
+      return report_error(
+          term, global,
+          Error(Errc::invalid_argument, "no target: name HOST[:PORT] or give --targets-file FILE"));
+    }
     if (args_.format == Format::der && args_.select != Select::leaf &&
         args_.select != Select::root) {
       return report_error(term, global,
@@ -206,6 +215,19 @@ class FetchCommand final : public Command {
       if (auto ok = ensure_directory(args_.out_dir); !ok) {
         return report_error(term, global, ok.error());
       }
+    }
+    if (is_fleet_run(args_.fleet, endpoints.size()) || args_.format == Format::prometheus) {
+      FleetRun fleet{
+          args_.targets, args_.fleet, *options, default_port(args_.starttls),
+          args_.format == Format::prometheus                            ? FleetOutput::prometheus
+          : args_.format == Format::pem || args_.format == Format::text ? FleetOutput::blocks
+                                                                        : FleetOutput::stream,
+          [&](Terminal& out, const ManyResult& r) {
+            return render_one(out, global, r.input, r.endpoint, r.result, *options, true);
+          },
+          // --out-dir files are checked for existence, then written: one target at a time.
+          args_.out_dir.empty()};
+      return run_fleet(term, global, fleet);
     }
 
     int exit_code = kExitOk;
@@ -271,6 +293,13 @@ class FetchCommand final : public Command {
                   std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - started)
                       .count());
+    return render_one(term, global, input, endpoint, result, options, several);
+  }
+
+  // Everything a run shows for one target's result; returns that target's exit code.
+  int render_one(Terminal& term, const GlobalOptions& global, const std::string& input,
+                 const Endpoint& endpoint, const Result<FetchResult>& result,
+                 const FetchOptions& options, bool several) {
     if (!result) {
       const int rc = exit_code_for(result.error().code);
       if (args_.format == Format::json)
@@ -285,7 +314,8 @@ class FetchCommand final : public Command {
     if (term.stderr_is_tty && !global.quiet) term.err << verdict_line(*result, now) << "\n";
     print_verdict_messages(term, where, result->verification, args_.insecure);
     if (!verified) {
-      if (!args_.insecure && args_.format != Format::json && args_.format != Format::text) {
+      if (!args_.insecure && args_.format != Format::json && args_.format != Format::text &&
+          args_.format != Format::prometheus) {
         term.err << "getcert: hint: nothing was written; use --insecure to get the chain "
                     "anyway, or --ca-file if the server uses a private CA\n";
       }
@@ -294,7 +324,9 @@ class FetchCommand final : public Command {
     // Reports always go out: they carry the verdict.
     if (args_.format == Format::json) {
       const bool pretty = term.stdout_is_tty && !several;
-      term.out << json_text(fetch_json(*result, now), pretty) << "\n";
+      Json report = fetch_json(*result, now);
+      report["input"] = input;  // the target as written, as error objects carry it
+      term.out << json_text(report, pretty) << "\n";
     } else if (args_.format == Format::text) {
       term.out << fetch_text(*result, now) << (several ? "\n" : "");
     }

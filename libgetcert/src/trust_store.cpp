@@ -3,6 +3,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "detail/trust_store.hpp"
 
@@ -61,9 +63,7 @@ Result<int> add_pem_file(X509_STORE* store, const std::string& path) {
   return added;
 }
 
-}  // namespace
-
-Result<TrustStore> load_trust_store(const TrustOptions& options) {
+Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
   clear_errors();
   TrustStore out{X509StorePtr(X509_STORE_new()), {}};
   if (!out.store) return fail(Errc::internal, "out of memory", drain_errors());
@@ -115,6 +115,69 @@ Result<TrustStore> load_trust_store(const TrustOptions& options) {
     out.description += "dir:" + options.ca_dir;
   }
   return out;
+}
+
+// What identifies a file's content cheaply: a changed file gets a fresh store.
+std::string file_stamp(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return "-";
+  return std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
+// Parsing a bundle costs milliseconds per certificate set with OpenSSL 3 (every certificate
+// goes through the decoder machinery), which dominated runs over many targets (fetch_many):
+// each fetch loaded the same store again. Loaded stores are kept, keyed by what was asked and
+// by the files behind it, and shared: an X509_STORE is safe to verify against from several
+// threads at once (lookups in a hashed directory lock it), and verification only reads it.
+// The mutex also makes a burst of first fetches parse the bundle once, not once per thread.
+struct StoreCache {
+  std::mutex mutex;
+  std::map<std::string, TrustStore> stores;  // key: options + env + file stamps
+  static constexpr std::size_t kMaxEntries = 16;
+};
+
+std::string cache_key(const TrustOptions& options) {
+  std::string key;
+  const auto add = [&key](const std::string& part) { key += part + '\n'; };
+  if (options.ca_file.empty() && options.ca_dir.empty()) {
+    const char* env_file = std::getenv(X509_get_default_cert_file_env());
+    const char* env_dir = std::getenv(X509_get_default_cert_dir_env());
+    const std::string dir = env_dir != nullptr ? env_dir : X509_get_default_cert_dir();
+    const std::string file = env_file != nullptr ? env_file : X509_get_default_cert_file();
+    add("system");
+    add(env_file != nullptr ? "env" : "default");
+    add(file);
+    add(file_stamp(file));
+    add(dir);
+    add(file_stamp(dir));
+  } else {
+    add(options.ca_file);
+    add(file_stamp(options.ca_file));
+    add(options.ca_dir);
+    add(file_stamp(options.ca_dir));
+  }
+  return key;
+}
+
+}  // namespace
+
+Result<TrustStore> load_trust_store(const TrustOptions& options) {
+  static StoreCache cache;
+  const std::string key = cache_key(options);
+  const std::lock_guard<std::mutex> lock(cache.mutex);
+  if (const auto found = cache.stores.find(key); found != cache.stores.end()) {
+    if (X509_STORE_up_ref(found->second.store.get()) == 1) {
+      return TrustStore{X509StorePtr(found->second.store.get()), found->second.description};
+    }
+  }
+  auto loaded = load_trust_store_uncached(options);
+  if (!loaded) return loaded;
+  if (cache.stores.size() >= StoreCache::kMaxEntries) cache.stores.clear();
+  if (X509_STORE_up_ref(loaded->store.get()) == 1) {
+    cache.stores.emplace(key, TrustStore{X509StorePtr(loaded->store.get()), loaded->description});
+  }
+  return loaded;
 }
 
 }  // namespace getcert::detail

@@ -4,6 +4,7 @@
 #include <getcert/endpoint.hpp>
 #include <getcert/error.hpp>
 #include <getcert/fetch.hpp>
+#include <getcert/fetch_many.hpp>
 #include <getcert/pkcs12.hpp>
 #include <getcert/verify.hpp>
 
@@ -31,6 +32,18 @@ int main(int argc, char** argv) {
   options.name = "localhost";
   auto verdict = getcert::verify_chain(*chain, options);
   if (!verdict || !verdict->ok) return 1;
+
+  // fetch_many, offline: an unparseable target comes back as its own error result.
+  bool given = false;
+  int errors = 0;
+  getcert::fetch_many(
+      [&]() -> std::optional<std::string> {
+        if (given) return std::nullopt;
+        given = true;
+        return std::string("not a target:0");
+      },
+      [&](getcert::ManyResult&& r) { errors += r.result ? 100 : 1; });
+  if (errors != 1) return 1;
 
   const std::string p12 = slurp(argv[3]);
   getcert::pkcs12::DecodeOptions decode;

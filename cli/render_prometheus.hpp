@@ -1,0 +1,36 @@
+#pragma once
+
+// `-o prometheus`: the Prometheus text exposition format (for node_exporter's textfile
+// collector or a Pushgateway), one series set per target.
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "getcert/fetch_many.hpp"
+
+namespace getcert::cli {
+
+// Collects samples target by target, then writes each metric family once (HELP, TYPE, samples),
+// as the format requires. Holds a few short strings per target.
+class PrometheusReport {
+ public:
+  // Adds the samples of one target. A target label seen before is skipped: a series must be
+  // unique, and the first occurrence of an input line wins.
+  void add(const ManyResult& result);
+  std::string text() const;
+
+ private:
+  std::set<std::string> seen_;
+  std::vector<std::string> success_;
+  std::vector<std::string> duration_;
+  std::vector<std::string> not_after_;
+  std::vector<std::string> chain_expiry_;
+  std::vector<std::string> tls_version_;
+};
+
+// A label value in the exposition format: valid UTF-8 with \\, \" and \n escaped.
+std::string prometheus_label_value(const std::string& text);
+
+}  // namespace getcert::cli
