@@ -77,7 +77,7 @@ Result<std::vector<Certificate>> select_certificates(const FetchResult& r, Selec
     if (!verified.empty()) return {};
     std::string why = r.verification.errors.empty() ? std::string("verification failed")
                                                     : r.verification.errors.front().reason;
-    return fail(Errc::invalid_argument,
+    return fail(Errc::verification_failed,
                 "no verified chain, so no trust anchor can be named (" + why + ")");
   };
   switch (select) {

@@ -61,6 +61,11 @@ std::string certificate_text(const Certificate& cert, std::int64_t now, const st
   o << indent << "SHA-256:    " << with_colons(cert.sha256) << "\n";
   o << indent << "SHA-1:      " << with_colons(cert.sha1) << "\n";
   o << indent << "SPKI pin:   sha256/" << cert.spki_sha256 << "\n";
+  if (cert.must_staple) o << indent << "Must-staple: yes (TLS Feature status_request)\n";
+  for (const auto& sct : cert.scts) {
+    o << indent << "SCT:        log " << sct.log_id << ", " << format_utc_ms(sct.timestamp_ms)
+      << ", " << sct.signature_algorithm << (sct.version == 0 ? "" : ", unknown version") << "\n";
+  }
   return o.str();
 }
 
@@ -74,7 +79,15 @@ std::string verification_text(const Verification& v) {
       << ")\n";
   }
   for (const auto& e : v.errors) {
-    o << "  - [depth " << e.depth << "] " << e.code << ": " << e.reason << "\n";
+    o << "  - [depth " << e.depth << "] " << to_string(e.code) << ": " << e.reason << "\n";
+  }
+  for (const auto& w : v.warnings) {
+    o << "  warning: " << to_string(w.code) << ": " << w.message << "\n";
+  }
+  if (!v.chain_issues.empty()) o << "Chain issues (what the server should fix):\n";
+  for (const auto& c : v.chain_issues) {
+    o << "  - " << (c.depth ? "[presented " + std::to_string(*c.depth) + "] " : std::string())
+      << to_string(c.code) << ": " << c.message << "\n";
   }
   return o.str();
 }

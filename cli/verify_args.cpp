@@ -75,7 +75,9 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
 
 void print_verdict_messages(Terminal& term, const std::string& where, const Verification& v,
                             bool insecure) {
-  for (const auto& w : v.warnings) term.err << "getcert: warning: " << where << ": " << w << "\n";
+  for (const auto& w : v.warnings) {
+    term.err << "getcert: warning: " << where << ": " << w.message << "\n";
+  }
   if (v.ok) return;
   for (const auto& e : v.errors) {
     term.err << "getcert: " << (insecure ? "warning" : "error") << ": " << where

@@ -52,7 +52,9 @@ std::string leaf_cn(const FetchResult& r) {
 
 std::string problems(const FetchResult& r) {
   std::string out;
-  for (const auto& e : r.verification.errors) out += e.code + ": " + e.reason + "\n";
+  for (const auto& e : r.verification.errors) {
+    out += std::string(getcert::to_string(e.code)) + ": " + e.reason + "\n";
+  }
   return out;
 }
 

@@ -65,7 +65,7 @@ Result<int> add_pem_file(X509_STORE* store, const std::string& path) {
 
 Result<TrustStore> load_trust_store(const TrustOptions& options) {
   clear_errors();
-  TrustStore out{X509StorePtr(X509_STORE_new()), {}};
+  TrustStore out{X509StorePtr(X509_STORE_new()), {}, false};
   if (!out.store) return fail(Errc::internal, "out of memory", drain_errors());
 
   if (options.ca_file.empty() && options.ca_dir.empty()) {
@@ -114,6 +114,7 @@ Result<TrustStore> load_trust_store(const TrustOptions& options) {
     if (!out.description.empty()) out.description += ", ";
     out.description += "dir:" + options.ca_dir;
   }
+  out.explicit_anchors = true;
   return out;
 }
 

@@ -38,7 +38,7 @@ namespace getcert::grpc_tls {
 ::grpc::SslCredentialsOptions ssl_options(const TlsMaterial& material);
 
 // Server TLS: pem_root_certs = the trust anchor of the verified chain (see
-// getcert::trust_anchor_pem for the exact rule). Fails with Errc::invalid_argument when the
+// getcert::trust_anchor_pem for the exact rule). Fails with Errc::verification_failed when the
 // fetch did not verify, with the verification problem in the message.
 Result<::grpc::SslCredentialsOptions> ssl_options_from_fetch(const FetchResult& result);
 
