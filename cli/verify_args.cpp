@@ -15,8 +15,13 @@ void add_verify_options(CLI::App* cmd, VerifyArgs& args, bool online) {
                   "Trust this hashed directory (openssl rehash) instead of the system store");
   cmd->add_option("--at", args.at, "Verify as of this time, e.g. 2027-03-01T00:00:00Z");
   if (online) {
-    cmd->add_flag("--no-fetch-missing", args.no_fetch_missing,
-                  "Do not download an intermediate the server omitted from its AIA URL");
+    auto* no_fetch =
+        cmd->add_flag("--no-fetch-missing", args.no_fetch_missing,
+                      "Do not download an intermediate the server omitted from its AIA URL");
+    // Accepted for symmetry with `show`, so scripts can say what they rely on.
+    cmd->add_flag("--fetch-missing", args.fetch_missing,
+                  "Download an intermediate the server omitted from its AIA URL (the default)")
+        ->excludes(no_fetch);
   } else {
     cmd->add_flag("--fetch-missing", args.fetch_missing,
                   "Download a missing intermediate from its AIA URL (network)");

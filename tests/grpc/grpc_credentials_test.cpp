@@ -71,8 +71,8 @@ class EchoServer {
 
 FetchOptions trusting(const std::string& ca_file) {
   FetchOptions options;
-  options.trust.ca_file = ca_file;
-  options.timeout = 10s;
+  options.verify.trust.ca_file = ca_file;
+  options.connect.timeout = 10s;
   return options;
 }
 
@@ -292,7 +292,7 @@ TEST_CASE("the helpers refuse, with the reason, when verification established no
     getcert::test::write_file(dir / "ca.pem",
                               read_file(pki("root.pem")) + read_file(pki("intermediate.pem")));
     auto options = trusting(dir / "ca.pem");
-    options.fetch_missing = false;
+    options.verify.fetch_missing = false;
     const auto result = fetched(server.target(), options);
     INFO("verdict " << getcert::to_string(result.verification.verdict));
     REQUIRE(result.verification.verdict == getcert::Verdict::incomplete_chain);

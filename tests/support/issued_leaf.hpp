@@ -4,6 +4,8 @@
 // odd SANs, weak keys and digests, TLS features, SCT lists), issued by the PKI's intermediate
 // so they chain to its root like every other leaf.
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,5 +32,16 @@ ServedChain issue_leaf(const TempDir& dir, const std::string& stem, const LeafSp
 // A P-256 leaf with CN=cn and subjectAltName `san`, valid from now for 30 days.
 ServedChain issue_leaf(const TempDir& dir, const std::string& stem, const std::string& cn,
                        const std::string& san);
+
+// One v1 Signed Certificate Timestamp (RFC 6962 3.2) with an ECDSA/SHA-256 signature field
+// that only has the right shape: parsers read it, nobody can verify it.
+struct TestSct {
+  std::array<std::uint8_t, 32> log_id{};
+  std::uint64_t timestamp_ms = 0;
+};
+
+// The extension line for LeafSpec::extra_extensions that embeds `scts` as a precertificate
+// SCT list: "1.3.6.1.4.1.11129.2.4.2 = DER:04:..".
+std::string sct_list_extension(const std::vector<TestSct>& scts);
 
 }  // namespace getcert::test

@@ -57,8 +57,8 @@ Result<::grpc::SslCredentialsOptions> mtls_options(std::string root_pem,
 // Convenience: fetch `endpoint` with `options`, require that it verifies, and return
 // grpc::SslCredentials trusting its anchor. `endpoint` is what getcert::fetch accepts
 // ("host:port", "[v6]:port", "grpcs://host:port"); gRPC's "dns:///host:port" form is accepted
-// too. When options.alpn is empty, "h2" is offered, as a gRPC client would. The caller owns
-// the returned credentials (share them between channels freely).
+// too. When options.connect.alpn is empty, "h2" is offered, as a gRPC client would. The caller
+// owns the returned credentials (share them between channels freely).
 // Errors: those of getcert::fetch (invalid_argument, resolve_failed, connect_failed, timeout,
 // tls_handshake_failed, not_tls, io_error), then those of ssl_options_from_fetch.
 Result<std::shared_ptr<::grpc::ChannelCredentials>> channel_credentials_for(
