@@ -1,3 +1,4 @@
+#include "getcert/text.hpp"
 #include "render.hpp"
 
 namespace getcert::cli {
@@ -47,7 +48,7 @@ Json verification_json(const Verification& v) {
     for (const auto& n : notes) {
       out.push_back({{"code", std::string(to_string(n.code))},
                      {"depth", n.depth ? Json(*n.depth) : Json(nullptr)},
-                     {"message", n.message}});
+                     {"message", valid_utf8(n.message)}});
     }
     return out;
   };

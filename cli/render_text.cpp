@@ -1,5 +1,6 @@
 #include <sstream>
 
+#include "getcert/text.hpp"
 #include "render.hpp"
 
 namespace getcert::cli {
@@ -82,12 +83,12 @@ std::string verification_text(const Verification& v) {
     o << "  - [depth " << e.depth << "] " << to_string(e.code) << ": " << e.reason << "\n";
   }
   for (const auto& w : v.warnings) {
-    o << "  warning: " << to_string(w.code) << ": " << w.message << "\n";
+    o << "  warning: " << to_string(w.code) << ": " << escape_untrusted(w.message) << "\n";
   }
   if (!v.chain_issues.empty()) o << "Chain issues (what the server should fix):\n";
   for (const auto& c : v.chain_issues) {
     o << "  - " << (c.depth ? "[presented " + std::to_string(*c.depth) + "] " : std::string())
-      << to_string(c.code) << ": " << c.message << "\n";
+      << to_string(c.code) << ": " << escape_untrusted(c.message) << "\n";
   }
   return o.str();
 }

@@ -4,6 +4,7 @@
 
 #include "command.hpp"
 #include "exit_codes.hpp"
+#include "getcert/text.hpp"
 #include "time_args.hpp"
 
 namespace getcert::cli {
@@ -81,12 +82,12 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
 void print_verdict_messages(Terminal& term, const std::string& where, const Verification& v,
                             bool insecure) {
   for (const auto& w : v.warnings) {
-    term.err << "getcert: warning: " << where << ": " << w.message << "\n";
+    term.err << "getcert: warning: " << where << ": " << escape_untrusted(w.message) << "\n";
   }
   if (v.ok) return;
   for (const auto& e : v.errors) {
     term.err << "getcert: " << (insecure ? "warning" : "error") << ": " << where
-             << ": verification failed: " << e.reason << "\n";
+             << ": verification failed: " << escape_untrusted(e.reason) << "\n";
   }
 }
 

@@ -236,7 +236,7 @@ TEST_CASE("days_left counts whole days and goes negative once expired", "[certif
   CHECK(c.days_left(c.not_after - 1) == 0);
   CHECK(c.days_left(c.not_after - 86400) == 1);
   CHECK(c.days_left(c.not_after + 1) == -1);
-  CHECK(c.days_left(c.not_after + 12 * 86400) == -12);
+  CHECK(c.days_left(c.not_after + 12LL * 86400) == -12);
   CHECK(getcert::format_utc(0) == "1970-01-01T00:00:00Z");
 }
 

@@ -52,10 +52,9 @@ Verification verify(const std::vector<std::string>& files, const VerifyOptions& 
 }
 
 bool has_code(const Verification& v, const std::string& code) {
-  for (const auto& e : v.errors) {
-    if (getcert::to_string(e.code) == code) return true;
-  }
-  return false;
+  return std::any_of(v.errors.begin(), v.errors.end(), [&](const getcert::VerifyProblem& e) {
+    return getcert::to_string(e.code) == code;
+  });
 }
 
 std::string codes(const Verification& v) {
@@ -116,7 +115,7 @@ TEST_CASE("expired leaf: reason says how long ago", "[verify]") {
 
   SECTION("as of the day the PKI was made it is exactly 12 days") {
     auto at = trusting_test_root("expired.test");
-    at.at_time = chain.front().not_after + 12 * 86400 + 600;
+    at.at_time = chain.front().not_after + 12LL * 86400 + 600;
     auto fixed = getcert::verify_chain(chain, at);
     REQUIRE(fixed);
     REQUIRE_FALSE(fixed->errors.empty());

@@ -8,7 +8,6 @@
 #include <openssl/pem.h>
 
 #include <array>
-#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -366,9 +365,11 @@ std::string format_utc_ms(std::int64_t epoch_millis) {
   const std::int64_t millis = ((epoch_millis % 1000) + 1000) % 1000;
   std::string text = format_utc((epoch_millis - millis) / 1000);
   if (text.empty()) return text;
-  std::array<char, 8> frac{};
-  std::snprintf(frac.data(), frac.size(), ".%03d", static_cast<int>(millis));
-  text.insert(text.size() - 1, frac.data());
+  std::string frac = ".";
+  for (const std::int64_t unit : {100, 10, 1}) {
+    frac += static_cast<char>('0' + (millis / unit) % 10);
+  }
+  text.insert(text.size() - 1, frac);
   return text;
 }
 
