@@ -527,6 +527,36 @@ TEST_CASE("the trust anchor's own SHA-1 self-signature does not matter, its key 
   CHECK(v.verified_chain[1].signature_algorithm == "ecdsa-with-SHA1");
 }
 
+TEST_CASE("the trust anchor's own key must be strong enough too", "[verify]") {
+  TempDir tmp;
+  const std::string root_key = tmp / "weakroot.key";
+  const std::string root = tmp / "weakroot.pem";
+  getcert::test::openssl({"req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", root_key,
+                          "-subj", "/CN=Weak Root", "-sha256", "-days", "30", "-out", root});
+  const std::string leaf_key = tmp / "leaf.key";
+  const std::string csr = tmp / "leaf.csr";
+  const std::string leaf = tmp / "leaf.pem";
+  getcert::test::write_file(tmp / "leaf.ext", "subjectAltName = DNS:anchored.test\n");
+  getcert::test::openssl({"req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                          "-nodes", "-keyout", leaf_key, "-subj", "/CN=anchored.test", "-out",
+                          csr});
+  getcert::test::openssl({"x509", "-req", "-in", csr, "-CA", root, "-CAkey", root_key,
+                          "-set_serial", "8", "-days", "20", "-sha256", "-extfile",
+                          tmp / "leaf.ext", "-out", leaf});
+  VerifyOptions o;
+  o.trust.ca_file = root;
+  o.name = "anchored.test";
+  o.fetch_missing = false;
+  const auto v = verify_certs(load_files(leaf), o);
+  INFO(codes(v));
+  CHECK_FALSE(v.ok);
+  REQUIRE(has_code(v, "too_weak"));
+  const auto weak = std::find_if(v.errors.begin(), v.errors.end(),
+                                 [](const auto& e) { return e.code == ProblemCode::too_weak; });
+  CHECK(weak->depth == 1);
+  CHECK_THAT(weak->reason, Contains("'Weak Root'") && Contains("RSA 1024 bits"));
+}
+
 TEST_CASE("validity is inclusive at both ends (RFC 5280), to the second", "[verify]") {
   const auto chain = load_chain({"ecdsa-chain.pem"});
   auto o = trusting_test_root("ecdsa.test");
