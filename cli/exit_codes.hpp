@@ -44,6 +44,8 @@ inline int exit_code_for(Errc code) noexcept {
       return kExitOutputExists;
     case Errc::internal:
       return kExitInternal;
+    case Errc::verification_failed:
+      return kExitVerify;
   }
   return kExitInternal;
 }

@@ -20,7 +20,7 @@
 namespace getcert::cli {
 namespace {
 
-enum class Select { presented, leaf, intermediates, root, verified };
+enum class Select { presented, leaf, intermediates, root, verified, fullchain };
 enum class Format { pem, der, json, text, prometheus };
 
 struct FetchArgs {
@@ -80,7 +80,7 @@ Result<std::vector<Certificate>> select_certificates(const FetchResult& r, Selec
     if (!verified.empty()) return {};
     std::string why = r.verification.errors.empty() ? std::string("verification failed")
                                                     : r.verification.errors.front().reason;
-    return fail(Errc::invalid_argument,
+    return fail(Errc::verification_failed,
                 "no verified chain, so no trust anchor can be named (" + why + ")");
   };
   switch (select) {
@@ -101,6 +101,9 @@ Result<std::vector<Certificate>> select_certificates(const FetchResult& r, Selec
     case Select::verified:
       if (auto ok = need_verified(); !ok) return tl::unexpected(ok.error());
       return verified;
+    case Select::fullchain:
+      if (auto ok = need_verified(); !ok) return tl::unexpected(ok.error());
+      return full_chain(r.verification);
   }
   return r.presented_chain;
 }
@@ -141,12 +144,14 @@ class FetchCommand final : public Command {
     with_choices(
         cmd->add_option("--select", args_.select,
                         "Which certificates: presented (default, as sent), leaf, intermediates, "
-                        "root (trust anchor of the verified chain), verified (leaf..anchor)"),
+                        "root (trust anchor of the verified chain), verified (leaf..anchor), "
+                        "fullchain (leaf + intermediates: what the server should send)"),
         std::map<std::string, Select>{{"presented", Select::presented},
                                       {"leaf", Select::leaf},
                                       {"intermediates", Select::intermediates},
                                       {"root", Select::root},
-                                      {"verified", Select::verified}});
+                                      {"verified", Select::verified},
+                                      {"fullchain", Select::fullchain}});
     cmd->add_option("--timeout", args_.timeout,
                     "Overall limit for resolve + connect + handshake (default 10s)");
     cmd->add_option("--connect-timeout", args_.connect_timeout,
@@ -244,8 +249,8 @@ class FetchCommand final : public Command {
     auto settings = build_verify_settings(args_.verify, /*online=*/true);
     if (!settings) return tl::unexpected(settings.error());
     settings_ = *settings;
-    const VerifyOptions& v = settings_.options;
     FetchOptions o;
+    o.verify = settings_.options;
     auto timeout = parse_duration(args_.timeout, std::chrono::seconds(1));
     if (!timeout) return tl::unexpected(timeout.error());
     auto connect = parse_duration(args_.connect_timeout, std::chrono::seconds(1));
@@ -253,20 +258,13 @@ class FetchCommand final : public Command {
     if (timeout->count() == 0 || connect->count() == 0) {
       return fail(Errc::invalid_argument, "timeouts must be greater than zero");
     }
-    o.timeout = *timeout;
-    o.connect_timeout = *connect;
-    if (!args_.sni.empty()) o.sni = args_.sni;
-    o.send_sni = !args_.no_sni;
-    o.alpn = split_commas(args_.alpn);
-    o.trust = v.trust;
-    o.at_time = v.at_time;
-    o.purpose = v.purpose;
-    o.fetch_missing = v.fetch_missing;
-    o.check_revocation = v.check_revocation;
-    o.require_revocation = v.require_revocation;
-    o.pins = v.pins;
-    o.starttls = args_.starttls;
-    o.proxy = args_.proxy;
+    o.connect.timeout = *timeout;
+    o.connect.connect_timeout = *connect;
+    if (!args_.sni.empty()) o.connect.sni = args_.sni;
+    o.connect.send_sni = !args_.no_sni;
+    o.connect.alpn = split_commas(args_.alpn);
+    o.connect.starttls = args_.starttls;
+    o.connect.proxy = args_.proxy;
     return o;
   }
 
@@ -306,14 +304,20 @@ class FetchCommand final : public Command {
         term.out << json_text(error_json(input, result.error(), rc), false) << "\n";
       return report_error(term, global, result.error());
     }
-    const std::int64_t now = options.at_time.value_or(std::time(nullptr));
+    const std::int64_t now = options.verify.at_time.value_or(std::time(nullptr));
     const bool verified = result->verification.ok;
-    const bool deliver = verified || args_.insecure;
+    // The chain a server should send is known when only the server's chain was at fault
+    // (completed via AIA or from the store): that is when its admin needs it most.
+    const Verdict verdict = result->verification.verdict;
+    const bool fix_known =
+        args_.select == Select::fullchain &&
+        (verdict == Verdict::valid_only_with_aia_fetch || verdict == Verdict::incomplete_chain);
+    const bool deliver = verified || args_.insecure || fix_known;
     const std::string where = endpoint.to_string();
 
     if (term.stderr_is_tty && !global.quiet) term.err << verdict_line(*result, now) << "\n";
     print_verdict_messages(term, where, result->verification, args_.insecure);
-    if (!verified) {
+    if (!verified && !fix_known) {
       if (!args_.insecure && args_.format != Format::json && args_.format != Format::text &&
           args_.format != Format::prometheus) {
         term.err << "getcert: hint: nothing was written; use --insecure to get the chain "
@@ -359,7 +363,7 @@ class FetchCommand final : public Command {
       }
     }
     term.out.flush();
-    if (!deliver) return kExitVerify;
+    if (!deliver || (!verified && !args_.insecure)) return kExitVerify;
     const auto& chain = result->verification.verified_chain.empty()
                             ? result->presented_chain
                             : result->verification.verified_chain;

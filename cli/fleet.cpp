@@ -480,7 +480,7 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
   const bool interrupted = InterruptHandler::interrupted();
   if ((tally.done > 1 || interrupted) && !global.quiet) {
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-    term.err << tally.summary(elapsed, run.fetch.at_time.value_or(std::time(nullptr)))
+    term.err << tally.summary(elapsed, run.fetch.verify.at_time.value_or(std::time(nullptr)))
              << (interrupted ? " (interrupted: the rest of the list was not tried)" : "") << "\n";
   }
   return interrupted ? kExitInterrupted : tally.exit_code;

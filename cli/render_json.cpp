@@ -52,6 +52,15 @@ Json certificate_json(const Certificate& cert, std::int64_t now) {
   j["sha256"] = cert.sha256;
   j["sha1"] = cert.sha1;
   j["spki_sha256"] = cert.spki_sha256;
+  Json scts = Json::array();
+  for (const auto& sct : cert.scts) {
+    scts.push_back({{"version", sct.version},
+                    {"log_id", sct.log_id},
+                    {"timestamp", format_utc_ms(sct.timestamp_ms)},
+                    {"signature_algorithm", sct.signature_algorithm}});
+  }
+  j["scts"] = std::move(scts);
+  j["must_staple"] = cert.must_staple;
   j["pem"] = cert.pem();
   return j;
 }
@@ -59,8 +68,18 @@ Json certificate_json(const Certificate& cert, std::int64_t now) {
 Json verification_json(const Verification& v) {
   Json errors = Json::array();
   for (const auto& e : v.errors) {
-    errors.push_back({{"depth", e.depth}, {"code", e.code}, {"reason", e.reason}});
+    errors.push_back(
+        {{"depth", e.depth}, {"code", std::string(to_string(e.code))}, {"reason", e.reason}});
   }
+  auto notes_json = [](const std::vector<VerifyNote>& notes) {
+    Json out = Json::array();
+    for (const auto& n : notes) {
+      out.push_back({{"code", std::string(to_string(n.code))},
+                     {"depth", n.depth ? Json(*n.depth) : Json(nullptr)},
+                     {"message", valid_utf8(n.message)}});
+    }
+    return out;
+  };
   Json revocation = Json::array();
   auto time_or_null = [](const std::optional<std::int64_t>& t) {
     return t ? Json(format_utc(*t)) : Json(nullptr);
@@ -69,7 +88,7 @@ Json verification_json(const Verification& v) {
     revocation.push_back({{"depth", r.depth},
                           {"source", r.source},
                           {"url", r.url.empty() ? Json(nullptr) : Json(r.url)},
-                          {"status", r.status},
+                          {"status", std::string(to_string(r.status))},
                           {"detail", r.detail.empty() ? Json(nullptr) : Json(r.detail)},
                           {"produced_at", time_or_null(r.produced_at)},
                           {"this_update", time_or_null(r.this_update)},
@@ -79,12 +98,15 @@ Json verification_json(const Verification& v) {
   Json fetched = Json::array();
   for (const auto& c : v.fetched_intermediates) fetched.push_back(c.subject);
   return {{"ok", v.ok},
-          {"verdict", v.verdict},
+          {"verdict", std::string(to_string(v.verdict))},
           {"hostname_ok", v.hostname_ok},
           {"trusted", v.trusted},
           {"errors", errors},
-          {"warnings", v.warnings},
+          {"warnings", notes_json(v.warnings)},
+          {"chain_issues", notes_json(v.chain_issues)},
           {"trust_store", v.trust_store},
+          {"trust_anchor",
+           v.verified_chain.empty() ? Json(nullptr) : Json(v.verified_chain.back().subject)},
           {"fetched_intermediates", fetched},
           {"revocation", revocation}};
 }

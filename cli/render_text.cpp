@@ -64,6 +64,12 @@ std::string certificate_text(const Certificate& cert, std::int64_t now, const st
   o << indent << "SHA-256:    " << with_colons(cert.sha256) << "\n";
   o << indent << "SHA-1:      " << with_colons(cert.sha1) << "\n";
   o << indent << "SPKI pin:   sha256/" << escape_untrusted(cert.spki_sha256) << "\n";
+  if (cert.must_staple) o << indent << "Must-staple: yes (TLS Feature status_request)\n";
+  for (const auto& sct : cert.scts) {
+    o << indent << "SCT:        log " << escape_untrusted(sct.log_id) << ", "
+      << format_utc_ms(sct.timestamp_ms) << ", " << escape_untrusted(sct.signature_algorithm)
+      << (sct.version == 0 ? "" : ", unknown version") << "\n";
+  }
   return o.str();
 }
 
@@ -77,8 +83,16 @@ std::string verification_text(const Verification& v) {
       << (v.hostname_ok ? "name ok" : "name mismatch") << "; trust store " << trust_store << ")\n";
   }
   for (const auto& e : v.errors) {
-    o << "  - [depth " << e.depth << "] " << escape_untrusted(e.code) << ": "
-      << escape_untrusted(e.reason) << "\n";
+    o << "  - [depth " << e.depth << "] " << to_string(e.code) << ": " << escape_untrusted(e.reason)
+      << "\n";
+  }
+  for (const auto& w : v.warnings) {
+    o << "  warning: " << to_string(w.code) << ": " << escape_untrusted(w.message) << "\n";
+  }
+  if (!v.chain_issues.empty()) o << "Chain issues (what the server should fix):\n";
+  for (const auto& c : v.chain_issues) {
+    o << "  - " << (c.depth ? "[presented " + std::to_string(*c.depth) + "] " : std::string())
+      << to_string(c.code) << ": " << escape_untrusted(c.message) << "\n";
   }
   return o.str();
 }

@@ -16,8 +16,13 @@ void add_verify_options(CLI::App* cmd, VerifyArgs& args, bool online) {
                   "Trust this hashed directory (openssl rehash) instead of the system store");
   cmd->add_option("--at", args.at, "Verify as of this time, e.g. 2027-03-01T00:00:00Z");
   if (online) {
-    cmd->add_flag("--no-fetch-missing", args.no_fetch_missing,
-                  "Do not download an intermediate the server omitted from its AIA URL");
+    auto* no_fetch =
+        cmd->add_flag("--no-fetch-missing", args.no_fetch_missing,
+                      "Do not download an intermediate the server omitted from its AIA URL");
+    // Accepted for symmetry with `show`, so scripts can say what they rely on.
+    cmd->add_flag("--fetch-missing", args.fetch_missing,
+                  "Download an intermediate the server omitted from its AIA URL (the default)")
+        ->excludes(no_fetch);
   } else {
     cmd->add_flag("--fetch-missing", args.fetch_missing,
                   "Download a missing intermediate from its AIA URL (network)");
@@ -76,7 +81,7 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
 
 void print_verdict_messages(Terminal& term, const std::string& where, const Verification& v,
                             bool insecure) {
-  for (const auto& w : v.warnings) report_warning(term, where + ": " + w);
+  for (const auto& w : v.warnings) report_warning(term, where + ": " + w.message);
   if (v.ok) return;
   for (const auto& e : v.errors) {
     report_line(term, insecure ? "warning" : "error", where + ": verification failed: " + e.reason);

@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
   }
 
   getcert::FetchOptions fetch_options;
-  fetch_options.trust.ca_file = args->ca_file;  // empty: the system trust store
+  fetch_options.verify.trust.ca_file = args->ca_file;  // empty: the system trust store
 
   std::optional<getcert::pkcs12::Identity> identity;
   if (!args->p12.empty()) {

@@ -4,12 +4,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "getcert/certificate.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
+#include "support/issued_leaf.hpp"
 
 using getcert::Certificate;
 using getcert::Errc;
@@ -234,6 +236,51 @@ TEST_CASE("days_left counts whole days and goes negative once expired", "[certif
   CHECK(c.days_left(c.not_after - 1) == 0);
   CHECK(c.days_left(c.not_after - 86400) == 1);
   CHECK(c.days_left(c.not_after + 1) == -1);
-  CHECK(c.days_left(c.not_after + 12 * 86400) == -12);
+  CHECK(c.days_left(c.not_after + 12LL * 86400) == -12);
   CHECK(getcert::format_utc(0) == "1970-01-01T00:00:00Z");
+}
+
+TEST_CASE("embedded SCTs and must-staple, with openssl as the oracle", "[certificate]") {
+  getcert::test::TempDir tmp;
+  getcert::test::TestSct first;
+  for (std::size_t i = 0; i < first.log_id.size(); ++i) {
+    first.log_id[i] = static_cast<std::uint8_t>(i + 1);
+  }
+  first.timestamp_ms = 1767225600123;  // 2026-01-01T00:00:00.123Z
+  getcert::test::TestSct second;
+  second.log_id.fill(0xAB);
+  second.timestamp_ms = 1767225660000;
+  getcert::test::LeafSpec spec;
+  spec.cn = "ct.test";
+  spec.san = "DNS:ct.test";
+  spec.extra_extensions =
+      getcert::test::sct_list_extension({first, second}) + "tlsfeature = status_request\n";
+  const auto served = getcert::test::issue_leaf(tmp, "ct", spec);
+  const std::string leaf_file = tmp / "ct.pem";
+  // The oracle reads the same list: two SCTs, the first log's ID, the timestamp.
+  const std::string text = openssl({"x509", "-in", leaf_file, "-noout", "-text"});
+  REQUIRE_THAT(text, Catch::Matchers::Contains("CT Precertificate SCTs"));
+  CHECK_THAT(text, Catch::Matchers::Contains("01:02:03:04:05:06:07:08"));
+  CHECK_THAT(text, Catch::Matchers::Contains("Jan  1 00:00:00.123 2026 GMT"));
+  CHECK_THAT(text, Catch::Matchers::Contains("TLS Feature"));
+
+  auto certs = getcert::parse_certificates_pem(read_file(leaf_file));
+  REQUIRE(certs);
+  const Certificate& c = certs->front();
+  REQUIRE(c.scts.size() == 2);
+  CHECK(c.scts[0].version == 0);
+  CHECK(c.scts[0].log_id == "AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=");
+  CHECK(c.scts[0].timestamp_ms == 1767225600123);
+  CHECK(getcert::format_utc_ms(c.scts[0].timestamp_ms) == "2026-01-01T00:00:00.123Z");
+  CHECK(c.scts[0].signature_algorithm == "ecdsa-with-SHA256");
+  CHECK(c.scts[1].log_id == "q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s=");
+  CHECK(getcert::format_utc_ms(c.scts[1].timestamp_ms) == "2026-01-01T00:01:00.000Z");
+  CHECK(c.must_staple);
+
+  for (const char* name : kAllCerts) {
+    INFO(name);
+    const auto plain = load(name);
+    CHECK(plain.scts.empty());
+    CHECK_FALSE(plain.must_staple);
+  }
 }

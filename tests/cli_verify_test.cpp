@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -45,8 +46,8 @@ namespace {
 const std::string kAiaUrl = "http://127.0.0.1:18080/intermediate.der";
 const std::string kIntermediate = "CN=getcert Test Intermediate CA,O=getcert tests";
 
-#define REQUIRE_OPENSSL()                        \
-  do {                                           \
+#define REQUIRE_OPENSSL()                                                         \
+  do {                                                                            \
     if (!getcert::test::have_openssl()) GETCERT_SKIP("openssl is not installed"); \
   } while (false)
 
@@ -662,5 +663,275 @@ TEST_CASE("IP targets match IP SANs only", "[cli]") {
     INFO(explain(r));
     CHECK(r.exit_code == c.exit_code);
     if (!c.reason.empty()) CHECK_THAT(r.err, Contains(c.reason));
+  }
+}
+
+// ---- policy, chain issues, CT and must-staple, against real servers --------------------------
+
+namespace {
+
+std::vector<std::string> note_codes(const Json& notes) {
+  std::vector<std::string> out;
+  for (const auto& n : notes) out.push_back(n.at("code").get<std::string>());
+  return out;
+}
+
+// A PEM file of the PKI's certificates, in the order given: what a server is told to send.
+getcert::test::ServedChain served_as(getcert::test::TempDir& tmp, const std::string& stem,
+                                     const std::vector<std::string>& certs) {
+  std::string text;
+  for (const auto& c : certs) text += read_file(pki(c + ".pem"));
+  getcert::test::write_file(tmp / (stem + ".pem"), text);
+  return {tmp / (stem + ".pem"), pki(certs.front() + ".key")};
+}
+
+}  // namespace
+
+TEST_CASE("chain issues a server admin can act on, from what s_server -cert_chain sends", "[cli]") {
+  REQUIRE_OPENSSL();
+  struct Case {
+    std::vector<std::string> sent;
+    std::string code;
+    Json depth;
+    int exit_code;
+  };
+  const std::vector<Case> cases{
+      {{"ecdsa", "intermediate", "root"}, "root_sent", 2, kExitOk},
+      {{"ecdsa", "root", "intermediate"}, "out_of_order", 1, kExitOk},
+      {{"ecdsa", "intermediate", "intermediate"}, "duplicate", 2, kExitOk},
+      {{"ecdsa", "intermediate", "untrusted-root"}, "unrelated", 2, kExitOk},
+      {{"ecdsa", "intermediate", "expired"}, "expired_unneeded", 2, kExitOk},
+      {{"ecdsa"}, "missing_intermediate", nullptr, kExitVerify},
+  };
+  getcert::test::TempDir tmp;
+  int n = 0;
+  for (const auto& c : cases) {
+    INFO("expect " << c.code);
+    const auto server =
+        getcert::test::start_openssl_server(served_as(tmp, "sent" + std::to_string(++n), c.sent));
+    const auto r = getcert_at(server.port(), {"--no-fetch-missing", "-o", "json"});
+    INFO(explain(r));
+    CHECK(r.exit_code == c.exit_code);
+    const Json j = parse_json(r.out);
+    REQUIRE(j.at("presented_chain").size() == c.sent.size());
+    const Json& issues = j.at("verification").at("chain_issues");
+    const auto found = std::find_if(issues.begin(), issues.end(),
+                                    [&](const Json& i) { return i.at("code") == c.code; });
+    REQUIRE(found != issues.end());
+    CHECK(found->at("depth") == c.depth);
+    CHECK_FALSE(found->at("message").get<std::string>().empty());
+    // Issues are warnings: a chain that is otherwise fine still verifies.
+    CHECK(j.at("verification").at("ok") == (c.exit_code == kExitOk));
+
+    const auto text = getcert_at(server.port(), {"--no-fetch-missing", "-o", "text"});
+    CHECK_THAT(text.out, Contains("Chain issues") && Contains(c.code + ": "));
+  }
+  const auto good = getcert::test::start_openssl_server(pki_chain("ecdsa"));
+  const auto r = getcert_at(good.port(), {"-o", "json"});
+  CHECK(parse_json(r.out).at("verification").at("chain_issues") == Json::array());
+}
+
+TEST_CASE("select fullchain prints what the server should send, even when AIA completed it",
+          "[cli]") {
+  REQUIRE_OPENSSL();
+  HttpServer http;
+  http.serve("/intermediate.der", read_file(pki("intermediate.der")));
+  const auto leaf_only = getcert::test::start_openssl_server(pki_leaf_only("rsa"));
+  const auto r = getcert_at(leaf_only.port(), {"--select", "fullchain"});
+  INFO(explain(r));
+  CHECK(r.exit_code == kExitVerify);  // the verdict is still valid_only_with_aia_fetch
+  CHECK(r.out == read_file(pki("rsa-chain.pem")));
+  CHECK_THAT(r.err, Contains("fetched from " + kAiaUrl));
+
+  SECTION("a server that sends its root and scrambles the order gets the clean chain back") {
+    getcert::test::TempDir tmp;
+    const auto messy = getcert::test::start_openssl_server(
+        served_as(tmp, "messy", {"rsa", "root", "intermediate"}));
+    const auto fixed = getcert_at(messy.port(), {"--select", "fullchain"});
+    INFO(explain(fixed));
+    CHECK(fixed.exit_code == kExitOk);
+    CHECK(fixed.out == read_file(pki("rsa-chain.pem")));
+  }
+  SECTION("nothing verified: nothing printed, exit 5") {
+    const auto untrusted = getcert::test::start_openssl_server(pki_chain("untrusted"));
+    const auto none = getcert_at(untrusted.port(), {"--select", "fullchain"});
+    INFO(explain(none));
+    CHECK(none.exit_code == kExitVerify);
+    CHECK(none.out.empty());
+  }
+}
+
+TEST_CASE(
+    "fetch accepts --fetch-missing, as show does; with --no-fetch-missing it is a usage error",
+    "[cli]") {
+  REQUIRE_OPENSSL();
+  HttpServer http;
+  http.serve("/intermediate.der", read_file(pki("intermediate.der")));
+  const auto server = getcert::test::start_openssl_server(pki_leaf_only("rsa"));
+  const auto r = getcert_at(server.port(), {"--fetch-missing", "-o", "json"});
+  INFO(explain(r));
+  CHECK(r.exit_code == kExitVerify);
+  CHECK(parse_json(r.out).at("verification").at("verdict") == "valid_only_with_aia_fetch");
+  const auto both = getcert_at(server.port(), {"--fetch-missing", "--no-fetch-missing"});
+  CHECK(both.exit_code == kExitUsage);
+}
+
+TEST_CASE("names: no CN fallback when the leaf has SANs; cn_fallback warning without any",
+          "[cli]") {
+  REQUIRE_OPENSSL();
+  getcert::test::TempDir tmp;
+  const auto ip_only = getcert::test::start_openssl_server(
+      getcert::test::issue_leaf(tmp, "ipcn", "good.test", "IP:127.0.0.1"));
+  const auto r = getcert_at(ip_only.port(), {"--sni", "good.test", "-o", "json"});
+  INFO(explain(r));
+  CHECK(r.exit_code == kExitVerify);
+  CHECK(codes_of(parse_json(r.out).at("verification")) ==
+        std::vector<std::string>{"hostname_mismatch"});
+
+  getcert::test::LeafSpec nosan;
+  nosan.cn = "good.test";
+  const auto cn_only =
+      getcert::test::start_openssl_server(getcert::test::issue_leaf(tmp, "nosan", nosan));
+  const auto fallback = getcert_at(cn_only.port(), {"--sni", "good.test", "-o", "json"});
+  INFO(explain(fallback));
+  CHECK(fallback.exit_code == kExitOk);
+  const Json v = parse_json(fallback.out).at("verification");
+  CHECK(note_codes(v.at("warnings")) == std::vector<std::string>{"cn_fallback"});
+  CHECK(v.at("warnings")[0].at("depth") == 0);
+  CHECK_THAT(fallback.err, Contains("warning") && Contains("subject CN"));
+}
+
+TEST_CASE("weak leaves fail with too_weak and exit 5", "[cli]") {
+  REQUIRE_OPENSSL();
+  getcert::test::TempDir tmp;
+  getcert::test::LeafSpec sha1;
+  sha1.cn = "localhost";
+  sha1.san = "DNS:localhost";
+  sha1.digest = "sha1";
+  getcert::test::LeafSpec rsa1024 = sha1;
+  rsa1024.digest = "sha256";
+  rsa1024.key_args = {"-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024"};
+  int n = 0;
+  for (const auto& spec : {sha1, rsa1024}) {
+    // s_server itself refuses to load such a certificate at its default security level.
+    getcert::test::OpenSslServerOptions o;
+    o.served = getcert::test::issue_leaf(tmp, "weak" + std::to_string(++n), spec);
+    o.extra_args = {"-cipher", "DEFAULT:@SECLEVEL=0"};
+    const auto server = getcert::test::start_openssl_server(o);
+    const auto r = getcert_at(server.port(), {"-o", "json"});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitVerify);
+    CHECK(codes_of(parse_json(r.out).at("verification")) == std::vector<std::string>{"too_weak"});
+  }
+}
+
+TEST_CASE("at notAfter exactly verification passes, one second later is expired", "[cli]") {
+  REQUIRE_OPENSSL();
+  const auto server = getcert::test::start_openssl_server(pki_chain("expiring"));
+  const auto leaf = getcert::parse_certificates_pem(read_file(pki("expiring.pem")));
+  REQUIRE(leaf);
+  const std::int64_t not_after = leaf->front().not_after;
+  const auto at_end = getcert_at(server.port(), {"--at", getcert::format_utc(not_after)});
+  INFO(explain(at_end));
+  CHECK(at_end.exit_code == kExitOk);
+  const auto after =
+      getcert_at(server.port(), {"--at", getcert::format_utc(not_after + 1), "-o", "json"});
+  INFO(explain(after));
+  CHECK(after.exit_code == kExitVerify);
+  CHECK(codes_of(parse_json(after.out).at("verification")) == std::vector<std::string>{"expired"});
+}
+
+TEST_CASE("an intermediate as the only --ca-file verifies, and the report names it the anchor",
+          "[cli]") {
+  REQUIRE_OPENSSL();
+  const auto server = getcert::test::start_openssl_server(pki_chain("ecdsa"));
+  const std::vector<std::string> args{at("localhost", server.port()), "--ca-file",
+                                      pki("intermediate.pem")};
+  auto json_args = args;
+  json_args.insert(json_args.end(), {"-o", "json"});
+  const auto r = run_getcert(json_args);
+  INFO(explain(r));
+  CHECK(r.exit_code == kExitOk);
+  const Json j = parse_json(r.out);
+  const Json& v = j.at("verification");
+  CHECK(v.at("verdict") == "valid");
+  CHECK(v.at("trust_anchor") == kIntermediate);
+  CHECK(j.at("verified_chain").size() == 2);
+  CHECK(note_codes(v.at("warnings")) == std::vector<std::string>{"anchor_not_self_signed"});
+
+  auto text_args = args;
+  text_args.insert(text_args.end(), {"-o", "text"});
+  const auto text = run_getcert(text_args);
+  CHECK_THAT(text.out, Contains("[1] " + kIntermediate + "  (trust anchor)"));
+  CHECK_THAT(text.out, Contains("anchor_not_self_signed"));
+
+  auto root_args = args;
+  root_args.insert(root_args.end(), {"--select", "root"});
+  const auto root = run_getcert(root_args);
+  CHECK(root.exit_code == kExitOk);
+  CHECK(root.out == read_file(pki("intermediate.pem")));
+}
+
+TEST_CASE("must-staple: without a staple exit 5 must_staple_missing, with one verified; SCTs shown",
+          "[cli]") {
+  REQUIRE_OPENSSL();
+  getcert::test::TempDir tmp;
+  getcert::test::TestSct sct;
+  sct.log_id.fill(0x11);
+  sct.timestamp_ms = 1767225600123;
+  getcert::test::LeafSpec spec;
+  spec.cn = "localhost";
+  spec.san = "DNS:localhost";
+  spec.extra_extensions =
+      "tlsfeature = status_request\n" + getcert::test::sct_list_extension({sct});
+  const auto served = getcert::test::issue_leaf(tmp, "staple", spec);
+
+  SECTION("no staple") {
+    const auto server = getcert::test::start_openssl_server(served);
+    const auto r = getcert_at(server.port(), {"-o", "json"});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitVerify);
+    const Json j = parse_json(r.out);
+    CHECK(codes_of(j.at("verification")) == std::vector<std::string>{"must_staple_missing"});
+    const Json& leaf = j.at("presented_chain")[0];
+    CHECK(leaf.at("must_staple") == true);
+    REQUIRE(leaf.at("scts").size() == 1);
+    CHECK(leaf.at("scts")[0].at("version") == 0);
+    CHECK(leaf.at("scts")[0].at("log_id") == "ERERERERERERERERERERERERERERERERERERERERERE=");
+    CHECK(leaf.at("scts")[0].at("timestamp") == "2026-01-01T00:00:00.123Z");
+    CHECK(leaf.at("scts")[0].at("signature_algorithm") == "ecdsa-with-SHA256");
+    CHECK(j.at("presented_chain")[1].at("scts") == Json::array());
+    CHECK(j.at("presented_chain")[1].at("must_staple") == false);
+    const auto text = getcert_at(server.port(), {"-o", "text"});
+    CHECK_THAT(text.out, Contains("Must-staple: yes") && Contains("SCT:        log ERERERER") &&
+                             Contains("2026-01-01T00:00:00.123Z"));
+  }
+  SECTION("a good staple from the intermediate's responder") {
+    // The responder's database knows the leaf (serial 51ED) as valid.
+    const auto leaf = getcert::parse_certificates_pem(read_file(tmp / "staple.pem"));
+    REQUIRE(leaf);
+    std::string index_date;  // YYMMDDHHMMSSZ, as openssl ca writes it
+    for (const char ch : getcert::format_utc(leaf->front().not_after).substr(2)) {
+      if (ch >= '0' && ch <= '9') index_date += ch;
+    }
+    index_date += 'Z';
+    getcert::test::write_file(tmp / "index.txt",
+                              "V\t" + index_date + "\t\t51ED\tunknown\t/CN=localhost\n");
+    getcert::test::openssl({"ocsp", "-issuer", pki("intermediate.pem"), "-cert", tmp / "staple.pem",
+                            "-no_nonce", "-reqout", tmp / "req.der"});
+    getcert::test::openssl({"ocsp", "-index", tmp / "index.txt", "-CA", pki("intermediate.pem"),
+                            "-rsigner", pki("intermediate.pem"), "-rkey", pki("intermediate.key"),
+                            "-reqin", tmp / "req.der", "-respout", tmp / "resp.der", "-ndays",
+                            "7"});
+    getcert::test::OpenSslServerOptions o;
+    o.served = served;
+    o.extra_args = {"-status_file", tmp / "resp.der"};
+    const auto server = getcert::test::start_openssl_server(o);
+    const auto r = getcert_at(server.port(), {"-o", "json"});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitOk);
+    const Json j = parse_json(r.out);
+    CHECK(j.at("tls").at("ocsp_stapled") == true);
+    CHECK(j.at("verification").at("revocation")[0].at("status") == "good");
   }
 }

@@ -42,7 +42,7 @@ TEST_CASE("fetch_many calls back once per target, with its index and input", "[f
   std::vector<getcert::ManyResult> results;
   getcert::FetchManyOptions options;
   options.concurrency = 3;
-  options.fetch.timeout = 5s;
+  options.fetch.connect.timeout = 5s;
   const auto stats = getcert::fetch_many(
       [&] { return source(); }, [&](getcert::ManyResult&& r) { results.push_back(std::move(r)); },
       options);
@@ -72,7 +72,7 @@ TEST_CASE("fetch_many keeps exactly `concurrency` targets in flight", "[fetch]")
   std::size_t most_in_flight = 0;
   getcert::FetchManyOptions options;
   options.concurrency = 3;
-  options.fetch.timeout = 1s;
+  options.fetch.connect.timeout = 1s;
   const auto stats = getcert::fetch_many(
       [&]() -> std::optional<std::string> {
         const std::lock_guard<std::mutex> lock(mutex);

@@ -29,8 +29,8 @@ namespace {
 
 FetchOptions trusting_test_root() {
   FetchOptions o;
-  o.trust.ca_file = pki("ca-bundle.pem");
-  o.timeout = 10s;
+  o.verify.trust.ca_file = pki("ca-bundle.pem");
+  o.connect.timeout = 10s;
   return o;
 }
 
@@ -52,7 +52,9 @@ std::string leaf_cn(const FetchResult& r) {
 
 std::string problems(const FetchResult& r) {
   std::string out;
-  for (const auto& e : r.verification.errors) out += e.code + ": " + e.reason + "\n";
+  for (const auto& e : r.verification.errors) {
+    out += std::string(getcert::to_string(e.code)) + ": " + e.reason + "\n";
+  }
   return out;
 }
 
@@ -123,7 +125,7 @@ TEST_CASE("SNI selects the certificate nginx presents", "[fetch]") {
 
   auto with_sni = [](const std::string& name) {
     auto o = trusting_test_root();
-    o.sni = name;
+    o.connect.sni = name;
     return o;
   };
   const auto a = fetched(at(nginx.port(), "localhost"), with_sni("a.sni.test"));
@@ -161,9 +163,9 @@ TEST_CASE("SNI with openssl s_server: named cert for its name, default otherwise
   const auto server = getcert::test::start_openssl_server(o);
 
   auto opts = trusting_test_root();
-  opts.sni = "a.sni.test";
+  opts.connect.sni = "a.sni.test";
   CHECK(leaf_cn(fetched(at(server.port(), "localhost"), opts)) == "a.sni.test");
-  opts.sni = "b.sni.test";
+  opts.connect.sni = "b.sni.test";
   CHECK(leaf_cn(fetched(at(server.port(), "localhost"), opts)) == "ecdsa.test");
 
   const auto ip = fetched(at(server.port()), trusting_test_root());
@@ -173,8 +175,8 @@ TEST_CASE("SNI with openssl s_server: named cert for its name, default otherwise
 
   SECTION("send_sni = false suppresses even an explicit name") {
     auto none = trusting_test_root();
-    none.sni = "a.sni.test";
-    none.send_sni = false;
+    none.connect.sni = "a.sni.test";
+    none.connect.send_sni = false;
     const auto r = fetched(at(server.port(), "localhost"), none);
     CHECK(r.target.sni.empty());
     CHECK(leaf_cn(r) == "ecdsa.test");
@@ -185,17 +187,17 @@ TEST_CASE("SNI with openssl s_server: named cert for its name, default otherwise
 TEST_CASE("the server_name on the wire", "[fetch]") {
   HostilePeer peer(HostilePeer::Behavior::close_after_hello);
   auto quick = FetchOptions{};
-  quick.timeout = 5s;
+  quick.connect.timeout = 5s;
   (void)getcert::fetch(at(peer.port()), quick);
   (void)getcert::fetch(at(peer.port(), "localhost"), quick);
   auto named = quick;
-  named.sni = "x.example";
+  named.connect.sni = "x.example";
   (void)getcert::fetch(at(peer.port(), "localhost"), named);
   auto none = quick;
-  none.send_sni = false;
+  none.connect.send_sni = false;
   (void)getcert::fetch(at(peer.port(), "localhost"), none);
   auto typed = quick;
-  typed.sni = "X.Example.";  // as typed: the wire carries the normalised name (RFC 6066)
+  typed.connect.sni = "X.Example.";  // as typed: the wire carries the normalised name (RFC 6066)
   (void)getcert::fetch(at(peer.port(), "localhost"), typed);
 
   const auto hellos = peer.client_hellos();
@@ -210,7 +212,7 @@ TEST_CASE("the server_name on the wire", "[fetch]") {
 TEST_CASE("an IP address is refused as --sni", "[fetch]") {
   HostilePeer peer(HostilePeer::Behavior::close_after_hello);
   auto o = FetchOptions{};
-  o.sni = "127.0.0.1";
+  o.connect.sni = "127.0.0.1";
   auto r = getcert::fetch(at(peer.port()), o);
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::invalid_argument);
@@ -229,13 +231,13 @@ TEST_CASE("ALPN h2 is negotiated when offered", "[fetch]") {
   const auto s_server = getcert::test::start_openssl_server(so);
 
   auto offer = trusting_test_root();
-  offer.alpn = {"h2", "http/1.1"};
+  offer.connect.alpn = {"h2", "http/1.1"};
   CHECK(fetched(at(nginx.port()), offer).tls.alpn == "h2");
   CHECK(fetched(at(s_server.port()), offer).tls.alpn == "h2");
   CHECK(fetched(at(nginx.port()), trusting_test_root()).tls.alpn.empty());
 
   auto only_http1 = trusting_test_root();
-  only_http1.alpn = {"http/1.1"};
+  only_http1.connect.alpn = {"http/1.1"};
   CHECK(fetched(at(nginx.port()), only_http1).tls.alpn == "http/1.1");
 }
 
@@ -272,13 +274,13 @@ TEST_CASE("a server that rejects the server name is tls_handshake_failed with it
   o.extra_args = {"-servername_fatal"};
   const auto server = getcert::test::start_openssl_server(o);
   auto opts = trusting_test_root();
-  opts.sni = "b.sni.test";
+  opts.connect.sni = "b.sni.test";
   auto r = getcert::fetch(at(server.port(), "localhost"), opts);
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::tls_handshake_failed);
   CHECK_THAT(r.error().message,
              Contains("rejected the TLS handshake") && Contains("unrecognized name"));
-  opts.sni = "a.sni.test";
+  opts.connect.sni = "a.sni.test";
   CHECK(leaf_cn(fetched(at(server.port(), "localhost"), opts)) == "a.sni.test");
 }
 
@@ -296,7 +298,7 @@ TEST_CASE("a failed verification is a result with the chain, not an error", "[fe
 
   SECTION("verify_name overrides the name checked") {
     auto o = trusting_test_root();
-    o.verify_name = "other.example";
+    o.verify.name = "other.example";
     CHECK(fetched(at(server.port(), "localhost"), o).verification.ok);
   }
 }
@@ -315,7 +317,7 @@ TEST_CASE("a refused port fails fast with connect_failed", "[fetch]") {
 TEST_CASE("a stalled server hits the timeout, and the call returns on time", "[fetch]") {
   HostilePeer peer(HostilePeer::Behavior::silent);
   auto o = trusting_test_root();
-  o.timeout = 1s;
+  o.connect.timeout = 1s;
   const auto start = std::chrono::steady_clock::now();
   auto r = getcert::fetch(at(peer.port()), o);
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -356,9 +358,32 @@ TEST_CASE("a peer that answers garbage is not_tls", "[fetch]") {
 TEST_CASE("a broken trust store fails before any connection", "[fetch]") {
   HostilePeer peer(HostilePeer::Behavior::close_after_hello);
   auto o = FetchOptions{};
-  o.trust.ca_file = "/nonexistent/getcert/ca.pem";
+  o.verify.trust.ca_file = "/nonexistent/getcert/ca.pem";
   auto r = getcert::fetch(at(peer.port()), o);
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::io_error);
   CHECK(peer.connections_settled() == 0);
+}
+
+TEST_CASE("connect() captures the chain without judging it; fetch() is connect + verify_chain",
+          "[fetch]") {
+  REQUIRE_TOOL(getcert::test::have_openssl(), "openssl");
+  const auto server = getcert::test::start_openssl_server(pki_chain("untrusted"));
+  getcert::ConnectOptions c;
+  c.timeout = 10s;
+  auto shake = getcert::connect(at(server.port(), "localhost"), c);
+  REQUIRE(shake);
+  CHECK(shake->target.sni == "localhost");
+  CHECK(getcert::to_pem(shake->presented_chain) == read_file(pki("untrusted-chain.pem")));
+
+  auto o = trusting_test_root();
+  auto fetched_result = getcert::fetch(at(server.port(), "localhost"), o);
+  REQUIRE(fetched_result);
+  getcert::VerifyOptions v = o.verify;
+  v.name = "localhost";
+  auto verified = getcert::verify_chain(shake->presented_chain, v);
+  REQUIRE(verified);
+  CHECK(fetched_result->verification.verdict == verified->verdict);
+  CHECK(verified->verdict == getcert::Verdict::invalid);
+  CHECK(fetched_result->verification.errors.size() == verified->errors.size());
 }

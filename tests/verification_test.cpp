@@ -47,6 +47,7 @@ VerifyOptions trusting_root(const std::string& name = "localhost") {
   o.trust.ca_file = pki("root.pem");
   o.name = name;
   o.network_timeout = 5s;
+  o.fetch_missing = false;  // each case that downloads says so
   return o;
 }
 
@@ -57,14 +58,15 @@ Verification verify(const std::vector<Certificate>& chain, const VerifyOptions& 
 }
 
 std::string describe(const Verification& v) {
-  std::string out = "verdict " + v.verdict + "\n";
+  std::string out = "verdict " + std::string(getcert::to_string(v.verdict)) + "\n";
   for (const auto& e : v.errors) {
-    out += "error [" + std::to_string(e.depth) + "] " + e.code + ": " + e.reason + "\n";
+    out += "error [" + std::to_string(e.depth) + "] " + std::string(getcert::to_string(e.code)) +
+           ": " + e.reason + "\n";
   }
-  for (const auto& w : v.warnings) out += "warning: " + w + "\n";
+  for (const auto& w : v.warnings) out += "warning: " + w.message + "\n";
   for (const auto& r : v.revocation) {
-    out += "revocation [" + std::to_string(r.depth) + "] " + r.source + " " + r.status + " " +
-           r.detail + "\n";
+    out += "revocation [" + std::to_string(r.depth) + "] " + r.source + " " +
+           std::string(getcert::to_string(r.status)) + " " + r.detail + "\n";
   }
   return out;
 }
@@ -145,17 +147,17 @@ TEST_CASE("a leaf without its intermediate and no AIA server: invalid, naming th
   o.fetch_missing = true;
   const auto v = verify(load(pki("rsa.pem")), o);
   INFO(describe(v));
-  CHECK(v.verdict == "invalid");
+  CHECK(v.verdict == getcert::Verdict::invalid);
   CHECK_FALSE(v.ok);
   CHECK_FALSE(v.trusted);
   CHECK(v.fetched_intermediates.empty());
   CHECK(v.verified_chain.empty());
   REQUIRE(v.errors.size() == 1);
   CHECK(v.errors[0].depth == 0);
-  CHECK(v.errors[0].code == "missing_intermediate");
+  CHECK(v.errors[0].code == getcert::ProblemCode::missing_intermediate);
   CHECK_THAT(v.errors[0].reason, Contains("'getcert Test Intermediate CA'") && Contains(kAiaUrl));
   REQUIRE(v.warnings.size() == 1);
-  CHECK_THAT(v.warnings[0], Contains("cannot connect") && Contains("127.0.0.1:18080"));
+  CHECK_THAT(v.warnings[0].message, Contains("cannot connect") && Contains("127.0.0.1:18080"));
 }
 
 TEST_CASE("the AIA URL completes the chain whatever container it serves", "[verify]") {
@@ -167,7 +169,7 @@ TEST_CASE("the AIA URL completes the chain whatever container it serves", "[veri
   o.fetch_missing = true;
   const auto v = verify(load(pki("rsa.pem")), o);
   INFO(describe(v));
-  CHECK(v.verdict == "valid_only_with_aia_fetch");
+  CHECK(v.verdict == getcert::Verdict::valid_only_with_aia_fetch);
   CHECK_FALSE(v.ok);  // most non-browser clients would fail against this server
   CHECK(v.trusted);
   CHECK(v.hostname_ok);
@@ -177,7 +179,7 @@ TEST_CASE("the AIA URL completes the chain whatever container it serves", "[veri
   CHECK(v.verified_chain[1].subject == kIntermediate);
   CHECK(v.verified_chain[2].pem() == read_file(pki("root.pem")));
   REQUIRE(v.errors.size() == 1);
-  CHECK(v.errors[0].code == "missing_intermediate");
+  CHECK(v.errors[0].code == getcert::ProblemCode::missing_intermediate);
   CHECK_THAT(v.errors[0].reason,
              Contains("'getcert Test Intermediate CA'") && Contains("fetched from " + kAiaUrl));
   CHECK(v.warnings.empty());
@@ -187,13 +189,15 @@ TEST_CASE("the AIA URL completes the chain whatever container it serves", "[veri
 TEST_CASE("fetch_missing off: no HTTP request at all, and the verdict stays invalid", "[verify]") {
   HttpServer http;
   http.serve("/intermediate.der", read_file(pki("intermediate.der")));
-  const auto v = verify(load(pki("rsa.pem")), trusting_root());
+  auto o = trusting_root();
+  o.fetch_missing = false;
+  const auto v = verify(load(pki("rsa.pem")), o);
   INFO(describe(v));
   CHECK(http.connections_settled() == 0);
-  CHECK(v.verdict == "invalid");
+  CHECK(v.verdict == getcert::Verdict::invalid);
   CHECK(v.fetched_intermediates.empty());
   REQUIRE_FALSE(v.errors.empty());
-  CHECK(v.errors[0].code == "missing_intermediate");
+  CHECK(v.errors[0].code == getcert::ProblemCode::missing_intermediate);
   CHECK_THAT(v.errors[0].reason, Contains("browsers will fetch it from " + kAiaUrl));
 }
 
@@ -209,7 +213,7 @@ TEST_CASE("an intermediate found only in the trust store: incomplete_chain, said
   o.fetch_missing = true;
   const auto v = verify(load(pki("rsa.pem")), o);
   INFO(describe(v));
-  CHECK(v.verdict == "incomplete_chain");
+  CHECK(v.verdict == getcert::Verdict::incomplete_chain);
   CHECK_FALSE(v.ok);
   CHECK(v.trusted);
   CHECK(v.verified_chain.size() == 3);
@@ -217,7 +221,7 @@ TEST_CASE("an intermediate found only in the trust store: incomplete_chain, said
   CHECK(http.connections_settled() == 0);  // the store already had it: nothing to download
   REQUIRE(v.errors.size() == 1);
   CHECK(v.errors[0].depth == 1);
-  CHECK(v.errors[0].code == "missing_intermediate");
+  CHECK(v.errors[0].code == getcert::ProblemCode::missing_intermediate);
   CHECK_THAT(v.errors[0].reason, Contains("'getcert Test Intermediate CA'") &&
                                      Contains("found only in the local trust store"));
 }
@@ -231,17 +235,17 @@ TEST_CASE("an AIA URL that serves something else, or nothing: a warning, verdict
     http.serve("/intermediate.der", "<html><body>moved</body></html>");
     const auto v = verify(load(pki("rsa.pem")), o);
     INFO(describe(v));
-    CHECK(v.verdict == "invalid");
+    CHECK(v.verdict == getcert::Verdict::invalid);
     REQUIRE(v.warnings.size() == 1);
-    CHECK_THAT(v.warnings[0], Contains(kAiaUrl) && Contains("did not serve a certificate"));
+    CHECK_THAT(v.warnings[0].message, Contains(kAiaUrl) && Contains("did not serve a certificate"));
   }
   SECTION("404") {
     HttpServer http;
     const auto v = verify(load(pki("rsa.pem")), o);
     INFO(describe(v));
-    CHECK(v.verdict == "invalid");
+    CHECK(v.verdict == getcert::Verdict::invalid);
     REQUIRE(v.warnings.size() == 1);
-    CHECK_THAT(v.warnings[0], Contains("fetching the issuer of 'rsa.test' failed"));
+    CHECK_THAT(v.warnings[0].message, Contains("fetching the issuer of 'rsa.test' failed"));
     CHECK(http.requests() == std::vector<std::string>{"GET /intermediate.der"});
   }
   SECTION("the wrong certificate (the root instead of the intermediate)") {
@@ -249,7 +253,7 @@ TEST_CASE("an AIA URL that serves something else, or nothing: a warning, verdict
     http.serve("/intermediate.der", read_file(pki("root.pem")));
     const auto v = verify(load(pki("rsa.pem")), o);
     INFO(describe(v));
-    CHECK(v.verdict == "invalid");
+    CHECK(v.verdict == getcert::Verdict::invalid);
     CHECK_FALSE(v.trusted);
     CHECK(v.verified_chain.empty());
   }
@@ -267,9 +271,9 @@ TEST_CASE("a stalled AIA server costs at most the network timeout", "[verify]") 
                    << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count());
   CHECK(elapsed >= 900ms);
   CHECK(elapsed <= 3s);
-  CHECK(v.verdict == "invalid");
+  CHECK(v.verdict == getcert::Verdict::invalid);
   REQUIRE(v.warnings.size() == 1);
-  CHECK_THAT(v.warnings[0], Contains("timed out"));
+  CHECK_THAT(v.warnings[0].message, Contains("timed out"));
 }
 
 TEST_CASE("stapled OCSP responses: the status openssl ocsp reads, and what it means", "[verify]") {
@@ -297,15 +301,15 @@ TEST_CASE("stapled OCSP responses: the status openssl ocsp reads, and what it me
     REQUIRE(v.revocation.size() == 1);
     CHECK(v.revocation[0].depth == 0);
     CHECK(v.revocation[0].source == "ocsp-staple");
-    CHECK(v.revocation[0].status == c.status);
+    CHECK(getcert::to_string(v.revocation[0].status) == c.status);
     if (c.error_code.empty()) {
       CHECK(v.ok);
-      CHECK(v.verdict == "valid");
+      CHECK(v.verdict == getcert::Verdict::valid);
     } else {
       CHECK_FALSE(v.ok);
-      CHECK(v.verdict == "invalid");
+      CHECK(v.verdict == getcert::Verdict::invalid);
       REQUIRE(v.errors.size() == 1);
-      CHECK(v.errors[0].code == c.error_code);
+      CHECK(getcert::to_string(v.errors[0].code) == c.error_code);
     }
     if (c.status == "revoked") {
       CHECK(v.revocation[0].detail == "keyCompromise");
@@ -314,7 +318,7 @@ TEST_CASE("stapled OCSP responses: the status openssl ocsp reads, and what it me
     }
     if (c.status == "unknown") {
       REQUIRE(v.warnings.size() == 1);
-      CHECK_THAT(v.warnings[0], Contains("does not know this certificate"));
+      CHECK_THAT(v.warnings[0].message, Contains("does not know this certificate"));
     }
   }
 }
@@ -336,9 +340,9 @@ TEST_CASE("SPKI pins computed with the openssl pipeline", "[verify]") {
     const auto v = verify(chain, o);
     INFO(describe(v));
     CHECK_FALSE(v.ok);
-    CHECK(v.verdict == "invalid");
+    CHECK(v.verdict == getcert::Verdict::invalid);
     REQUIRE(v.errors.size() == 1);
-    CHECK(v.errors[0].code == "pin_mismatch");
+    CHECK(v.errors[0].code == getcert::ProblemCode::pin_mismatch);
     CHECK_THAT(v.errors[0].reason, Contains(other));
     o.pins.push_back(openssl_pin(pki("intermediate.pem")));
     CHECK(verify(chain, o).ok);  // any one pin matching is enough
@@ -364,7 +368,7 @@ TEST_CASE("names as users type them", "[verify]") {
       CHECK_FALSE(v.hostname_ok);
       CHECK(v.trusted);  // a name problem never hides or fakes a chain problem
       REQUIRE_FALSE(v.errors.empty());
-      CHECK(v.errors[0].code == code);
+      CHECK(getcert::to_string(v.errors[0].code) == code);
     }
   };
   SECTION("IDN: U-label, A-label and case all match the A-label SAN") {
@@ -427,7 +431,7 @@ TEST_CASE("a stapled OCSP response is judged at the --at time, like the chain", 
   const auto later = verify(load(pki("good-chain.pem")), o);
   INFO(describe(later));
   REQUIRE(later.revocation.size() == 1);
-  CHECK(later.revocation[0].status == "error");
+  CHECK(later.revocation[0].status == getcert::RevocationStatus::error);
   CHECK_FALSE(later.ok);
 }
 
@@ -437,6 +441,6 @@ TEST_CASE("a name mismatch on a certificate with only IP SANs does not cite the 
   const auto v = verify(load(pki("ipsan-chain.pem")), trusting_root("localhost"));
   INFO(describe(v));
   REQUIRE_FALSE(v.errors.empty());
-  CHECK(v.errors[0].code == "hostname_mismatch");
+  CHECK(v.errors[0].code == getcert::ProblemCode::hostname_mismatch);
   CHECK(v.errors[0].reason.find("(CN)") == std::string::npos);
 }

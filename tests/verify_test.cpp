@@ -3,13 +3,19 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <ctime>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "getcert/certificate.hpp"
 #include "getcert/verify.hpp"
+#include "support/commands.hpp"
 #include "support/files.hpp"
+#include "support/issued_leaf.hpp"
+#include "support/skip.hpp"
 
 using Catch::Matchers::Contains;
 using getcert::Certificate;
@@ -35,6 +41,7 @@ VerifyOptions trusting_test_root(const std::string& name) {
   VerifyOptions o;
   o.trust.ca_file = pki("ca-bundle.pem");
   o.name = name;
+  o.fetch_missing = false;  // offline: these cases never download an intermediate
   return o;
 }
 
@@ -45,16 +52,16 @@ Verification verify(const std::vector<std::string>& files, const VerifyOptions& 
 }
 
 bool has_code(const Verification& v, const std::string& code) {
-  for (const auto& e : v.errors) {
-    if (e.code == code) return true;
-  }
-  return false;
+  return std::any_of(v.errors.begin(), v.errors.end(), [&](const getcert::VerifyProblem& e) {
+    return getcert::to_string(e.code) == code;
+  });
 }
 
 std::string codes(const Verification& v) {
   std::string out;
   for (const auto& e : v.errors)
-    out += "[" + std::to_string(e.depth) + "] " + e.code + ": " + e.reason + "\n";
+    out += "[" + std::to_string(e.depth) + "] " + std::string(getcert::to_string(e.code)) + ": " +
+           e.reason + "\n";
   return out;
 }
 
@@ -100,7 +107,7 @@ TEST_CASE("expired leaf: reason says how long ago", "[verify]") {
   CHECK(v->hostname_ok);
   CHECK(v->verified_chain.empty());
   REQUIRE(v->errors.size() == 1);
-  CHECK(v->errors[0].code == "expired");
+  CHECK(v->errors[0].code == getcert::ProblemCode::expired);
   CHECK(v->errors[0].depth == 0);
   CHECK_THAT(
       v->errors[0].reason,
@@ -108,7 +115,7 @@ TEST_CASE("expired leaf: reason says how long ago", "[verify]") {
 
   SECTION("as of the day the PKI was made it is exactly 12 days") {
     auto at = trusting_test_root("expired.test");
-    at.at_time = chain.front().not_after + 12 * 86400 + 600;
+    at.at_time = chain.front().not_after + 12LL * 86400 + 600;
     auto fixed = getcert::verify_chain(chain, at);
     REQUIRE(fixed);
     REQUIRE_FALSE(fixed->errors.empty());
@@ -123,7 +130,7 @@ TEST_CASE("not-yet-valid leaf", "[verify]") {
   INFO(codes(v));
   CHECK_FALSE(v.ok);
   REQUIRE(v.errors.size() == 1);
-  CHECK(v.errors[0].code == "not_yet_valid");
+  CHECK(v.errors[0].code == getcert::ProblemCode::not_yet_valid);
   CHECK_THAT(v.errors[0].reason, Contains("'notyet.test' is not valid until"));
 }
 
@@ -142,7 +149,7 @@ TEST_CASE("wrong host: name mismatch names what the certificate is for", "[verif
   CHECK(v.trusted);  // the chain itself is fine
   CHECK_FALSE(v.hostname_ok);
   REQUIRE_FALSE(v.errors.empty());
-  CHECK(v.errors[0].code == "hostname_mismatch");
+  CHECK(v.errors[0].code == getcert::ProblemCode::hostname_mismatch);
   CHECK_THAT(v.errors[0].reason,
              Contains("name mismatch: certificate is for other.example, not localhost"));
   CHECK(v.verified_chain.size() == 3);
@@ -181,7 +188,7 @@ TEST_CASE("IP targets match only IP SANs", "[verify]") {
     CHECK_FALSE(v.ok);
     CHECK_FALSE(v.hostname_ok);
     REQUIRE_FALSE(v.errors.empty());
-    CHECK(v.errors[0].code == "ip_mismatch");
+    CHECK(v.errors[0].code == getcert::ProblemCode::ip_mismatch);
     CHECK_THAT(v.errors[0].reason, Contains("no IP address SANs"));
   }
   SECTION("an IP written as the CN does not count (ipsan's CN is 127.0.0.1, SANs rule)") {
@@ -208,7 +215,7 @@ TEST_CASE("self-signed leaf", "[verify]") {
   CHECK_FALSE(v.trusted);
   CHECK(v.hostname_ok);
   REQUIRE_FALSE(v.errors.empty());
-  CHECK(v.errors[0].code == "self_signed");
+  CHECK(v.errors[0].code == getcert::ProblemCode::self_signed);
   CHECK_THAT(v.errors[0].reason, Contains("self-signed") && Contains("'selfsigned.test'"));
 }
 
@@ -219,7 +226,7 @@ TEST_CASE("chain to a root that is not trusted", "[verify]") {
   CHECK_FALSE(v.trusted);
   CHECK(v.verified_chain.empty());
   REQUIRE_FALSE(v.errors.empty());
-  CHECK(v.errors[0].code == "untrusted_root");
+  CHECK(v.errors[0].code == getcert::ProblemCode::untrusted_root);
   CHECK(v.errors[0].depth == 1);
   CHECK_THAT(v.errors[0].reason, Contains("'getcert Untrusted Root'"));
 }
@@ -230,7 +237,7 @@ TEST_CASE("leaf without its intermediate: the reason names the missing intermedi
   CHECK_FALSE(v.ok);
   CHECK_FALSE(v.trusted);
   REQUIRE_FALSE(v.errors.empty());
-  CHECK(v.errors[0].code == "missing_intermediate");
+  CHECK(v.errors[0].code == getcert::ProblemCode::missing_intermediate);
   CHECK(v.errors[0].depth == 0);
   CHECK_THAT(v.errors[0].reason, Contains("'getcert Test Intermediate CA'"));
 }
@@ -274,7 +281,7 @@ TEST_CASE("several problems are all reported, name mismatch first", "[verify]") 
   const auto v = verify({"expired-chain.pem"}, trusting_test_root("other.example"));
   INFO(codes(v));
   REQUIRE(v.errors.size() >= 2);
-  CHECK(v.errors[0].code == "hostname_mismatch");
+  CHECK(v.errors[0].code == getcert::ProblemCode::hostname_mismatch);
   CHECK(has_code(v, "expired"));
 }
 
@@ -341,4 +348,331 @@ TEST_CASE("trust store problems are errors, not verdicts", "[verify]") {
     REQUIRE_FALSE(v);
     CHECK(v.error().code == Errc::invalid_argument);
   }
+}
+
+// ---- policy: what the strictest common clients (Go, OpenSSL at SECLEVEL 2, gRPC) accept ------
+
+namespace {
+
+using getcert::ProblemCode;
+using getcert::test::issue_leaf;
+using getcert::test::LeafSpec;
+using getcert::test::TempDir;
+
+std::vector<Certificate> load_files(const std::string& chain_file) {
+  auto certs = getcert::parse_certificates_pem(read_file(chain_file));
+  if (!certs) FAIL(chain_file << ": " << certs.error().message);
+  return *certs;
+}
+
+Verification verify_certs(const std::vector<Certificate>& chain, const VerifyOptions& options) {
+  auto v = getcert::verify_chain(chain, options);
+  if (!v) FAIL("verify_chain failed: " << v.error().message);
+  return *v;
+}
+
+bool has_warning(const Verification& v, ProblemCode code) {
+  return std::any_of(v.warnings.begin(), v.warnings.end(),
+                     [&](const getcert::VerifyNote& w) { return w.code == code; });
+}
+
+LeafSpec spec(const std::string& cn, const std::string& san) {
+  LeafSpec s;
+  s.cn = cn;
+  s.san = san;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a leaf with SANs is never matched on its CN, whatever kind its SANs are", "[verify]") {
+  TempDir tmp;
+  SECTION("only an IP SAN") {
+    const auto chain =
+        load_files(issue_leaf(tmp, "ipcn", "good.test", "IP:127.0.0.1").chain_pem_file);
+    const auto v = verify_certs(chain, trusting_test_root("good.test"));
+    INFO(codes(v));
+    CHECK_FALSE(v.ok);
+    CHECK_FALSE(v.hostname_ok);
+    CHECK(v.trusted);
+    REQUIRE_FALSE(v.errors.empty());
+    CHECK(v.errors[0].code == ProblemCode::hostname_mismatch);
+    CHECK_THAT(v.errors[0].reason, Contains("no DNS names") && Contains("127.0.0.1") &&
+                                       Contains("its CN does not count"));
+    CHECK(verify_certs(chain, trusting_test_root("127.0.0.1")).ok);
+  }
+  SECTION("only a URI and an email SAN") {
+    const auto chain = load_files(
+        issue_leaf(tmp, "uricn", "good.test", "URI:https://good.test/, email:a@good.test")
+            .chain_pem_file);
+    const auto v = verify_certs(chain, trusting_test_root("good.test"));
+    INFO(codes(v));
+    CHECK_FALSE(v.ok);
+    CHECK_FALSE(v.hostname_ok);
+  }
+}
+
+TEST_CASE("a leaf without any SAN extension falls back to its CN, with a cn_fallback warning",
+          "[verify]") {
+  TempDir tmp;
+  const auto chain = load_files(issue_leaf(tmp, "nosan", "nosan.test", "").chain_pem_file);
+  REQUIRE(chain.front().sans.dns.empty());
+  const auto v = verify_certs(chain, trusting_test_root("nosan.test"));
+  INFO(codes(v));
+  CHECK(v.ok);
+  CHECK(v.verdict == getcert::Verdict::valid);
+  REQUIRE(has_warning(v, ProblemCode::cn_fallback));
+  CHECK_THAT(v.warnings[0].message, Contains("nosan.test") && Contains("subjectAltName"));
+
+  const auto other = verify_certs(chain, trusting_test_root("other.test"));
+  CHECK_FALSE(other.hostname_ok);
+  CHECK_FALSE(has_warning(other, ProblemCode::cn_fallback));
+  // A leaf with a DNS SAN that matches never warns.
+  CHECK(verify({"ecdsa-chain.pem"}, trusting_test_root("ecdsa.test")).warnings.empty());
+}
+
+TEST_CASE("weak certificates fail with too_weak, naming the certificate and the weakness",
+          "[verify]") {
+  TempDir tmp;
+  struct Case {
+    std::string what;
+    std::vector<std::string> key_args;
+    std::string digest;
+    std::string reason;
+  };
+  const std::vector<Case> cases{
+      {"SHA-1 signature",
+       {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"},
+       "sha1",
+       "ecdsa-with-SHA1"},
+      {"RSA 1024",
+       {"-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024"},
+       "sha256",
+       "RSA 1024 bits"},
+      {"EC P-192",
+       {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime192v1"},
+       "sha256",
+       "EC 192 bits"},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    INFO(c.what);
+    auto s = spec("weak.test", "DNS:weak.test");
+    s.key_args = c.key_args;
+    s.digest = c.digest;
+    const std::string stem = "weak" + std::to_string(++n);
+    std::vector<Certificate> chain;
+    try {
+      chain = load_files(issue_leaf(tmp, stem, s).chain_pem_file);
+    } catch (const std::exception& e) {
+      if (c.what == "EC P-192") GETCERT_SKIP("this openssl cannot make a P-192 key: " << e.what());
+      throw;
+    }
+    const auto v = verify_certs(chain, trusting_test_root("weak.test"));
+    INFO(codes(v));
+    CHECK_FALSE(v.ok);
+    CHECK_FALSE(v.trusted);
+    CHECK(v.verdict == getcert::Verdict::invalid);
+    REQUIRE(has_code(v, "too_weak"));
+    const auto weak = std::find_if(v.errors.begin(), v.errors.end(),
+                                   [](const auto& e) { return e.code == ProblemCode::too_weak; });
+    CHECK(weak->depth == 0);
+    CHECK_THAT(weak->reason, Contains("'weak.test'") && Contains(c.reason));
+  }
+}
+
+TEST_CASE("the trust anchor's own SHA-1 self-signature does not matter, its key size does",
+          "[verify]") {
+  TempDir tmp;
+  const std::string root_key = tmp / "sha1root.key";
+  const std::string root = tmp / "sha1root.pem";
+  getcert::test::openssl({"req",
+                          "-x509",
+                          "-newkey",
+                          "ec",
+                          "-pkeyopt",
+                          "ec_paramgen_curve:P-256",
+                          "-nodes",
+                          "-keyout",
+                          root_key,
+                          "-subj",
+                          "/CN=SHA-1 Root",
+                          "-sha1",
+                          "-days",
+                          "30",
+                          "-addext",
+                          "basicConstraints=critical,CA:TRUE",
+                          "-addext",
+                          "keyUsage=critical,keyCertSign",
+                          "-out",
+                          root});
+  const std::string leaf_key = tmp / "leaf.key";
+  const std::string csr = tmp / "leaf.csr";
+  const std::string leaf = tmp / "leaf.pem";
+  getcert::test::write_file(tmp / "leaf.ext", "subjectAltName = DNS:anchored.test\n");
+  getcert::test::openssl({"req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                          "-nodes", "-keyout", leaf_key, "-subj", "/CN=anchored.test", "-out",
+                          csr});
+  getcert::test::openssl({"x509", "-req", "-in", csr, "-CA", root, "-CAkey", root_key,
+                          "-set_serial", "7", "-days", "20", "-sha256", "-extfile",
+                          tmp / "leaf.ext", "-out", leaf});
+  VerifyOptions o;
+  o.trust.ca_file = root;
+  o.name = "anchored.test";
+  o.fetch_missing = false;
+  const auto v = verify_certs(load_files(leaf), o);
+  INFO(codes(v));
+  CHECK(v.ok);
+  REQUIRE(v.verified_chain.size() == 2);
+  CHECK(v.verified_chain[1].signature_algorithm == "ecdsa-with-SHA1");
+}
+
+TEST_CASE("the trust anchor's own key must be strong enough too", "[verify]") {
+  TempDir tmp;
+  const std::string root_key = tmp / "weakroot.key";
+  const std::string root = tmp / "weakroot.pem";
+  getcert::test::openssl({"req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", root_key,
+                          "-subj", "/CN=Weak Root", "-sha256", "-days", "30", "-out", root});
+  const std::string leaf_key = tmp / "leaf.key";
+  const std::string csr = tmp / "leaf.csr";
+  const std::string leaf = tmp / "leaf.pem";
+  getcert::test::write_file(tmp / "leaf.ext", "subjectAltName = DNS:anchored.test\n");
+  getcert::test::openssl({"req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                          "-nodes", "-keyout", leaf_key, "-subj", "/CN=anchored.test", "-out",
+                          csr});
+  getcert::test::openssl({"x509", "-req", "-in", csr, "-CA", root, "-CAkey", root_key,
+                          "-set_serial", "8", "-days", "20", "-sha256", "-extfile",
+                          tmp / "leaf.ext", "-out", leaf});
+  VerifyOptions o;
+  o.trust.ca_file = root;
+  o.name = "anchored.test";
+  o.fetch_missing = false;
+  const auto v = verify_certs(load_files(leaf), o);
+  INFO(codes(v));
+  CHECK_FALSE(v.ok);
+  REQUIRE(has_code(v, "too_weak"));
+  const auto weak = std::find_if(v.errors.begin(), v.errors.end(),
+                                 [](const auto& e) { return e.code == ProblemCode::too_weak; });
+  CHECK(weak->depth == 1);
+  CHECK_THAT(weak->reason, Contains("'Weak Root'") && Contains("RSA 1024 bits"));
+}
+
+TEST_CASE("validity is inclusive at both ends (RFC 5280), to the second", "[verify]") {
+  const auto chain = load_chain({"ecdsa-chain.pem"});
+  auto o = trusting_test_root("ecdsa.test");
+  const auto& leaf = chain.front();
+
+  o.at_time = leaf.not_after;
+  auto v = verify_certs(chain, o);
+  INFO(codes(v));
+  CHECK(v.ok);
+
+  o.at_time = leaf.not_after + 1;
+  v = verify_certs(chain, o);
+  CHECK_FALSE(v.ok);
+  CHECK(has_code(v, "expired"));
+
+  o.at_time = leaf.not_before;
+  CHECK(verify_certs(chain, o).ok);
+
+  o.at_time = leaf.not_before - 1;
+  v = verify_certs(chain, o);
+  CHECK_FALSE(v.ok);
+  CHECK(has_code(v, "not_yet_valid"));
+}
+
+TEST_CASE("an intermediate in the CA file is a trust anchor (partial chain), and says so",
+          "[verify]") {
+  VerifyOptions o;
+  o.trust.ca_file = pki("intermediate.pem");
+  o.name = "ecdsa.test";
+  o.fetch_missing = false;
+  for (const char* sent : {"ecdsa-chain.pem", "ecdsa.pem"}) {
+    INFO("the server sends " << sent);
+    const auto v = verify({sent}, o);
+    INFO(codes(v));
+    CHECK(v.ok);
+    CHECK(v.verdict == getcert::Verdict::valid);
+    REQUIRE(v.verified_chain.size() == 2);
+    CHECK(v.verified_chain[1].subject_cn == "getcert Test Intermediate CA");
+    REQUIRE(has_warning(v, ProblemCode::anchor_not_self_signed));
+    CHECK(v.warnings[0].depth == 1);
+    CHECK_THAT(v.warnings[0].message, Contains("'getcert Test Intermediate CA'"));
+  }
+  SECTION("a root in the same file still gives the full path to the root") {
+    TempDir tmp;
+    getcert::test::write_file(tmp / "both.pem",
+                              read_file(pki("intermediate.pem")) + read_file(pki("root.pem")));
+    o.trust.ca_file = tmp / "both.pem";
+    const auto v = verify({"ecdsa-chain.pem"}, o);
+    CHECK(v.ok);
+    CHECK(v.verified_chain.size() == 3);
+    CHECK(v.warnings.empty());
+  }
+  SECTION("a directory of anchors works the same way") {
+    TempDir tmp;
+    std::filesystem::create_directory(tmp / "dir");
+    getcert::test::write_file(tmp / "dir/int.pem", read_file(pki("intermediate.pem")));
+    getcert::test::openssl({"rehash", tmp / "dir"});
+    VerifyOptions d = o;
+    d.trust.ca_file.clear();
+    d.trust.ca_dir = tmp / "dir";
+    const auto v = verify({"ecdsa-chain.pem"}, d);
+    INFO(codes(v));
+    CHECK(v.ok);
+    CHECK(v.verified_chain.size() == 2);
+  }
+}
+
+TEST_CASE("chain issues: what the server sends, judged against the verified path", "[verify]") {
+  struct Case {
+    std::vector<std::string> sent;
+    ProblemCode code;
+    std::optional<int> depth;
+    bool ok;
+  };
+  const std::vector<Case> cases{
+      {{"ecdsa.pem", "intermediate.pem", "root.pem"}, ProblemCode::root_sent, 2, true},
+      {{"ecdsa.pem", "root.pem", "intermediate.pem"}, ProblemCode::out_of_order, 1, true},
+      {{"ecdsa.pem", "intermediate.pem", "intermediate.pem"}, ProblemCode::duplicate, 2, true},
+      {{"ecdsa.pem", "intermediate.pem", "untrusted-root.pem"}, ProblemCode::unrelated, 2, true},
+      {{"ecdsa.pem", "intermediate.pem", "expired.pem"}, ProblemCode::expired_unneeded, 2, true},
+      {{"ecdsa.pem"}, ProblemCode::missing_intermediate, std::nullopt, false},
+  };
+  for (const auto& c : cases) {
+    INFO("expect " << getcert::to_string(c.code));
+    const auto v = verify(c.sent, trusting_test_root("ecdsa.test"));
+    INFO(codes(v));
+    CHECK(v.ok == c.ok);
+    const auto issue = std::find_if(v.chain_issues.begin(), v.chain_issues.end(),
+                                    [&](const getcert::VerifyNote& n) { return n.code == c.code; });
+    REQUIRE(issue != v.chain_issues.end());
+    CHECK(issue->depth == c.depth);
+    CHECK_FALSE(issue->message.empty());
+  }
+  CHECK(verify({"ecdsa-chain.pem"}, trusting_test_root("ecdsa.test")).chain_issues.empty());
+}
+
+TEST_CASE("full_chain is the leaf and the intermediates of the verified path", "[verify]") {
+  const auto v =
+      verify({"ecdsa.pem", "root.pem", "intermediate.pem"}, trusting_test_root("ecdsa.test"));
+  const auto full = getcert::full_chain(v);
+  REQUIRE(full.size() == 2);
+  CHECK(full[0].subject_cn == "ecdsa.test");
+  CHECK(full[1].subject_cn == "getcert Test Intermediate CA");
+  CHECK(getcert::full_chain(verify({"ecdsa.pem"}, trusting_test_root("ecdsa.test"))).empty());
+}
+
+TEST_CASE("must-staple is only judged for a chain from a handshake", "[verify]") {
+  TempDir tmp;
+  auto s = spec("staple.test", "DNS:staple.test");
+  s.extra_extensions = "tlsfeature = status_request\n";
+  const auto chain = load_files(issue_leaf(tmp, "staple", s).chain_pem_file);
+  REQUIRE(chain.front().must_staple);
+  auto o = trusting_test_root("staple.test");
+  CHECK(verify_certs(chain, o).ok);  // from a file: no handshake to judge
+  o.from_handshake = true;
+  const auto v = verify_certs(chain, o);
+  CHECK_FALSE(v.ok);
+  CHECK(has_code(v, "must_staple_missing"));
 }

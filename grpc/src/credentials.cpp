@@ -18,7 +18,7 @@ std::string_view without_dns_scheme(std::string_view target) {
 
 Result<FetchResult> fetch_for_grpc(std::string_view endpoint, const FetchOptions& options) {
   FetchOptions grpc_like = options;
-  if (grpc_like.alpn.empty()) grpc_like.alpn = {"h2"};
+  if (grpc_like.connect.alpn.empty()) grpc_like.connect.alpn = {"h2"};
   return fetch(without_dns_scheme(endpoint), grpc_like);
 }
 

@@ -20,7 +20,8 @@ std::string all_problems(const Verification& v) {
   std::string out;
   for (const auto& p : v.errors) {
     if (!out.empty()) out += '\n';
-    out += "depth " + std::to_string(p.depth) + " " + p.code + ": " + p.reason;
+    out +=
+        "depth " + std::to_string(p.depth) + " " + std::string(to_string(p.code)) + ": " + p.reason;
   }
   return out;
 }
@@ -32,12 +33,13 @@ Result<std::string> trust_anchor_pem(const FetchResult& result) {
   const std::string where = endpoint_label(result);
   // Trusted, but only with an intermediate the server does not send: name that, since
   // trusting the anchor would not help a client that has no way to find the intermediate.
-  if (v.verdict == "valid_only_with_aia_fetch" || v.verdict == "incomplete_chain") {
-    const std::string how = v.verdict == "incomplete_chain"
+  if (v.verdict == Verdict::valid_only_with_aia_fetch || v.verdict == Verdict::incomplete_chain) {
+    const std::string how = v.verdict == Verdict::incomplete_chain
                                 ? "an intermediate found only in the local trust store"
                                 : "an intermediate downloaded from its AIA URL";
-    return fail(Errc::invalid_argument,
-                where + ": the chain verifies only with " + how + " (verdict " + v.verdict +
+    return fail(Errc::verification_failed,
+                where + ": the chain verifies only with " + how + " (verdict " +
+                    std::string(to_string(v.verdict)) +
                     "); the server does not send it and gRPC/TLS clients do not fetch it, so "
                     "trusting the root alone would still fail: configure the server to send "
                     "its full chain",
@@ -46,7 +48,7 @@ Result<std::string> trust_anchor_pem(const FetchResult& result) {
   if (!v.ok || v.verified_chain.empty()) {
     const std::string why =
         v.errors.empty() ? std::string("verification failed") : v.errors.front().reason;
-    return fail(Errc::invalid_argument,
+    return fail(Errc::verification_failed,
                 where + ": the chain did not verify, so there is no trust anchor to use as " +
                     "pem_root_certs (" + why + ")",
                 all_problems(v));

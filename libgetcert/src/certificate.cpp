@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <openssl/core_names.h>
+#include <openssl/ct.h>
 #include <openssl/ec.h>
 #include <openssl/objects.h>
 #include <openssl/pem.h>
@@ -193,6 +194,51 @@ std::string spki_pin(X509* cert) {
   return ok == 1 ? base64(hash.data(), hash_len) : std::string{};
 }
 
+struct SctListDeleter {
+  void operator()(STACK_OF(SCT) * list) const noexcept { SCT_LIST_free(list); }
+};
+using SctListPtr = std::unique_ptr<STACK_OF(SCT), SctListDeleter>;
+struct TlsFeatureDeleter {
+  void operator()(TLS_FEATURE* features) const noexcept { TLS_FEATURE_free(features); }
+};
+using TlsFeaturePtr = std::unique_ptr<TLS_FEATURE, TlsFeatureDeleter>;
+
+// Embedded SCTs (RFC 6962 3.3). A list OpenSSL cannot decode yields none: the certificate
+// is still worth showing, and nothing here is a verification input.
+std::vector<Sct> read_scts(X509* cert) {
+  std::vector<Sct> out;
+  SctListPtr list(
+      static_cast<STACK_OF(SCT)*>(X509_get_ext_d2i(cert, NID_ct_precert_scts, nullptr, nullptr)));
+  clear_errors();
+  if (!list) return out;
+  for (int i = 0; i < sk_SCT_num(list.get()); ++i) {
+    const SCT* sct = sk_SCT_value(list.get(), i);
+    Sct s;
+    s.version = static_cast<int>(SCT_get_version(sct));
+    unsigned char* log_id = nullptr;  // get0: borrowed
+    const std::size_t log_id_len = SCT_get0_log_id(sct, &log_id);
+    if (log_id != nullptr) s.log_id = base64(log_id, log_id_len);
+    s.timestamp_ms = static_cast<std::int64_t>(SCT_get_timestamp(sct));
+    const int nid = SCT_get_signature_nid(sct);
+    s.signature_algorithm = nid == NID_undef ? "unknown" : OBJ_nid2ln(nid);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// id-pe-tlsfeature (RFC 7633) listing status_request (5): "must-staple".
+bool read_must_staple(X509* cert) {
+  constexpr long kStatusRequest = 5;
+  TlsFeaturePtr features(
+      static_cast<TLS_FEATURE*>(X509_get_ext_d2i(cert, NID_tlsfeature, nullptr, nullptr)));
+  clear_errors();
+  if (!features) return false;
+  for (int i = 0; i < sk_ASN1_INTEGER_num(features.get()); ++i) {
+    if (ASN1_INTEGER_get(sk_ASN1_INTEGER_value(features.get(), i)) == kStatusRequest) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<Certificate> certificate_from_x509(X509* cert) {
@@ -222,6 +268,8 @@ Result<Certificate> certificate_from_x509(X509* cert) {
   out.sha256 = digest_hex(cert, EVP_sha256());
   out.sha1 = digest_hex(cert, EVP_sha1());
   out.spki_sha256 = spki_pin(cert);
+  out.scts = read_scts(cert);
+  out.must_staple = read_must_staple(cert);
   return out;
 }
 
@@ -311,6 +359,18 @@ std::string format_utc(std::int64_t epoch_seconds) {
   std::array<char, 32> buf{};
   if (std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) return {};
   return buf.data();
+}
+
+std::string format_utc_ms(std::int64_t epoch_millis) {
+  const std::int64_t millis = ((epoch_millis % 1000) + 1000) % 1000;
+  std::string text = format_utc((epoch_millis - millis) / 1000);
+  if (text.empty()) return text;
+  std::string frac = ".";
+  for (const std::int64_t unit : {100, 10, 1}) {
+    frac += static_cast<char>('0' + (millis / unit) % 10);
+  }
+  text.insert(text.size() - 1, frac);
+  return text;
 }
 
 }  // namespace getcert

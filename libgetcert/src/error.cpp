@@ -30,6 +30,8 @@ std::string_view to_string(Errc code) noexcept {
       return "limit_exceeded";
     case Errc::internal:
       return "internal";
+    case Errc::verification_failed:
+      return "verification_failed";
   }
   return "internal";
 }

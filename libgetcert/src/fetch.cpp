@@ -134,21 +134,19 @@ Result<detail::SslCtxPtr> make_client_context() {
   return ctx;
 }
 
-}  // namespace
+// A handshake's outcome plus the live session whose peer chain `handles` borrow from, so
+// verification can reuse the parsed certificates.
+struct Captured {
+  Handshake handshake;
+  detail::SslPtr ssl;
+  std::vector<X509*> handles;  // borrowed from ssl
+};
 
-Result<FetchResult> fetch(std::string_view endpoint, const FetchOptions& options) {
-  auto parsed = parse_endpoint(endpoint);
-  if (!parsed) return tl::unexpected(parsed.error());
-  return fetch(*parsed, options);
-}
-
-Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options) {
-  const auto deadline = Clock::now() + options.timeout;
+Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options,
+                         Clock::time_point deadline) {
   const std::string target = endpoint.to_string();
 
   // Everything that can fail locally fails before any packet is sent.
-  auto trust = detail::load_trust_store(options.trust);
-  if (!trust) return tl::unexpected(trust.error());
   std::optional<std::string> sni;
   if (options.sni && !options.sni->empty()) {
     if (is_ip_literal(*options.sni)) {
@@ -185,7 +183,8 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
     return tl::unexpected(e);
   }
 
-  FetchResult result;
+  Captured out;
+  Handshake& result = out.handshake;
   result.target.host = endpoint.host;
   result.target.port = endpoint.port;
   result.target.address = conn->address;
@@ -193,34 +192,35 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
     result.target.sni = sni.value_or(endpoint.is_ip ? std::string() : endpoint.host);
   }
 
-  detail::SslPtr ssl(SSL_new(ctx->get()));
+  out.ssl.reset(SSL_new(ctx->get()));
+  SSL* ssl = out.ssl.get();
   BIO* bio = BIO_new_socket(conn->fd.get(), BIO_NOCLOSE);
-  if (!ssl || bio == nullptr) {
+  if (ssl == nullptr || bio == nullptr) {
     BIO_free(bio);
     return fail(Errc::internal, "cannot create TLS session", detail::drain_errors());
   }
   PeerBytes peer;
   BIO_set_callback_ex(bio, record_peer_bytes);
   BIO_set_callback_arg(bio, reinterpret_cast<char*>(&peer));
-  SSL_set_bio(ssl.get(), bio, bio);  // ssl owns bio from here
-  if (!result.target.sni.empty() && !detail::set_sni(ssl.get(), result.target.sni.c_str())) {
+  SSL_set_bio(ssl, bio, bio);  // ssl owns bio from here
+  if (!result.target.sni.empty() && !detail::set_sni(ssl, result.target.sni.c_str())) {
     return fail(Errc::invalid_argument, "cannot send server name '" + result.target.sni + "'",
                 detail::drain_errors());
   }
   if (!options.alpn.empty()) {
     const auto wire = alpn_wire(options.alpn);
-    if (SSL_set_alpn_protos(ssl.get(), wire.data(), static_cast<unsigned>(wire.size())) != 0) {
+    if (SSL_set_alpn_protos(ssl, wire.data(), static_cast<unsigned>(wire.size())) != 0) {
       return fail(Errc::internal, "cannot offer ALPN", detail::drain_errors());
     }
   }
-  detail::request_ocsp_staple(ssl.get());
+  detail::request_ocsp_staple(ssl);
 
   for (;;) {
     detail::clear_errors();
     errno = 0;
-    const int rc = SSL_connect(ssl.get());
+    const int rc = SSL_connect(ssl);
     if (rc == 1) break;
-    const int err = SSL_get_error(ssl.get(), rc);
+    const int err = SSL_get_error(ssl, rc);
     const int saved_errno = errno;
     if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
       auto waited = wait_for(conn->fd.get(), err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT,
@@ -232,30 +232,29 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
         classify_handshake_failure(err, saved_errno, peer, target, detail::drain_errors()));
   }
 
-  STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl.get());  // get0: borrowed
-  std::vector<X509*> handles;  // borrowed from ssl, which outlives their use below
+  STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl);  // get0: borrowed
   for (int i = 0; i < sk_X509_num(chain); ++i) {
-    handles.push_back(sk_X509_value(chain, i));
-    auto cert = detail::certificate_from_x509(handles.back());
+    out.handles.push_back(sk_X509_value(chain, i));
+    auto cert = detail::certificate_from_x509(out.handles.back());
     if (!cert) return tl::unexpected(cert.error());
     result.presented_chain.push_back(std::move(*cert));
   }
-  result.tls.version = SSL_get_version(ssl.get());
-  if (const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl.get()); cipher != nullptr) {
+  result.tls.version = SSL_get_version(ssl);
+  if (const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl); cipher != nullptr) {
     const char* name = SSL_CIPHER_standard_name(cipher);
     result.tls.cipher = name != nullptr ? name : SSL_CIPHER_get_name(cipher);
   }
   const unsigned char* alpn = nullptr;
   unsigned alpn_len = 0;
-  SSL_get0_alpn_selected(ssl.get(), &alpn, &alpn_len);
+  SSL_get0_alpn_selected(ssl, &alpn, &alpn_len);
   if (alpn != nullptr) result.tls.alpn.assign(reinterpret_cast<const char*>(alpn), alpn_len);
   const unsigned char* ocsp = nullptr;
-  const long ocsp_len = detail::get_ocsp_staple(ssl.get(), &ocsp);
+  const long ocsp_len = detail::get_ocsp_staple(ssl, &ocsp);
   if (ocsp != nullptr && ocsp_len > 0) {
     result.tls.ocsp_stapled = true;
     result.tls.ocsp_response.assign(ocsp, ocsp + ocsp_len);
   }
-  (void)SSL_shutdown(ssl.get());  // best effort close_notify; the socket is non-blocking
+  (void)SSL_shutdown(ssl);  // best effort close_notify; the socket is non-blocking
   detail::clear_errors();
 
   if (result.presented_chain.empty()) {
@@ -263,21 +262,53 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
                                                 " completed the handshake without a "
                                                 "certificate (anonymous or PSK cipher suite)");
   }
-  VerifyOptions verify;
-  verify.name =
-      options.verify_name.value_or(!result.target.sni.empty() ? result.target.sni : endpoint.host);
-  verify.at_time = options.at_time;
-  verify.purpose = options.purpose;
-  verify.fetch_missing = options.fetch_missing;
-  verify.check_revocation = options.check_revocation;
-  verify.require_revocation = options.require_revocation;
-  verify.pins = options.pins;
-  verify.ocsp_staple = result.tls.ocsp_response;
+  return out;
+}
+
+}  // namespace
+
+Result<Handshake> connect(const Endpoint& endpoint, const ConnectOptions& options) {
+  auto captured = capture(endpoint, options, Clock::now() + options.timeout);
+  if (!captured) return tl::unexpected(captured.error());
+  return std::move(captured->handshake);
+}
+
+Result<Handshake> connect(std::string_view endpoint, const ConnectOptions& options) {
+  auto parsed = parse_endpoint(endpoint);
+  if (!parsed) return tl::unexpected(parsed.error());
+  return connect(*parsed, options);
+}
+
+Result<FetchResult> fetch(std::string_view endpoint, const FetchOptions& options) {
+  auto parsed = parse_endpoint(endpoint);
+  if (!parsed) return tl::unexpected(parsed.error());
+  return fetch(*parsed, options);
+}
+
+Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options) {
+  const auto deadline = Clock::now() + options.connect.timeout;
+  // A trust store that cannot be loaded fails before any packet is sent.
+  auto trust = detail::load_trust_store(options.verify.trust);
+  if (!trust) return tl::unexpected(trust.error());
+  auto captured = capture(endpoint, options.connect, deadline);
+  if (!captured) return tl::unexpected(captured.error());
+  Handshake& shake = captured->handshake;
+
+  VerifyOptions verify = options.verify;
+  if (verify.name.empty())
+    verify.name = shake.target.sni.empty() ? endpoint.host : shake.target.sni;
+  verify.ocsp_staple = shake.tls.ocsp_response;
+  verify.from_handshake = true;
   // Revocation and AIA requests get what is left of the overall budget, at least a second.
   verify.network_timeout = std::max<std::chrono::milliseconds>(
       std::chrono::milliseconds(detail::millis_until(deadline)), std::chrono::seconds(1));
-  auto verification = detail::verify_with_store(result.presented_chain, verify, *trust, handles);
+  auto verification =
+      detail::verify_with_store(shake.presented_chain, verify, *trust, captured->handles);
   if (!verification) return tl::unexpected(verification.error());
+  FetchResult result;
+  result.target = std::move(shake.target);
+  result.tls = std::move(shake.tls);
+  result.presented_chain = std::move(shake.presented_chain);
   result.verification = std::move(*verification);
   return result;
 }

@@ -33,7 +33,7 @@ std::chrono::milliseconds remaining(const RevocationContext& ctx) {
 }
 
 RevocationCheck failed(RevocationCheck r, std::string detail) {
-  r.status = "error";
+  r.status = RevocationStatus::error;
   r.detail = std::move(detail);
   return r;
 }
@@ -103,7 +103,7 @@ RevocationCheck check_crl(int depth, const std::string& url, const RevocationCon
   }
   X509_REVOKED* revoked = nullptr;  // get0
   if (X509_CRL_get0_by_cert(crl.get(), &revoked, cert) == 1 && revoked != nullptr) {
-    r.status = "revoked";
+    r.status = RevocationStatus::revoked;
     r.revoked_at = asn1_time_to_epoch(X509_REVOKED_get0_revocationDate(revoked));
     int crit = 0;
     auto* reason = static_cast<ASN1_ENUMERATED*>(
@@ -114,7 +114,7 @@ RevocationCheck check_crl(int depth, const std::string& url, const RevocationCon
     }
     return r;
   }
-  r.status = "good";
+  r.status = RevocationStatus::good;
   return r;
 }
 
@@ -173,15 +173,15 @@ RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int de
   }
   switch (status) {
     case V_OCSP_CERTSTATUS_GOOD:
-      r.status = "good";
+      r.status = RevocationStatus::good;
       break;
     case V_OCSP_CERTSTATUS_REVOKED:
-      r.status = "revoked";
+      r.status = RevocationStatus::revoked;
       if (revoked_at != nullptr) r.revoked_at = asn1_time_to_epoch(revoked_at);
       r.detail = reason_text(reason);
       break;
     default:
-      r.status = "unknown";
+      r.status = RevocationStatus::unknown;
       r.detail = "the responder does not know this certificate";
   }
   return r;
@@ -194,7 +194,7 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
   RevocationCheck last;
   last.depth = depth;
   last.source = "none";
-  last.status = "none";
+  last.status = RevocationStatus::none;
   last.detail = "the certificate names no OCSP responder and no CRL distribution point";
   if (model) {
     for (const auto& url : model->ocsp_urls) {
@@ -209,22 +209,25 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
       const std::vector<std::uint8_t> body(der, der + len);
       OPENSSL_free(der);
       if (remaining(ctx).count() == 0) {
-        last = failed(RevocationCheck{depth, "ocsp", url, "", "", {}, {}, {}, {}},
-                      "no time left for OCSP (--timeout)");
+        last =
+            failed(RevocationCheck{depth, "ocsp", url, RevocationStatus::error, "", {}, {}, {}, {}},
+                   "no time left for OCSP (--timeout)");
         break;
       }
       auto answer = http_post(url, "application/ocsp-request", body, remaining(ctx));
-      RevocationCheck r = answer
-                              ? check_ocsp_response(*answer, depth, ctx, "ocsp", url)
-                              : failed(RevocationCheck{depth, "ocsp", url, "", "", {}, {}, {}, {}},
-                                       answer.error().message);
-      if (r.status != "error") return r;
+      RevocationCheck r =
+          answer ? check_ocsp_response(*answer, depth, ctx, "ocsp", url)
+                 : failed(
+                       RevocationCheck{
+                           depth, "ocsp", url, RevocationStatus::error, "", {}, {}, {}, {}},
+                       answer.error().message);
+      if (r.status != RevocationStatus::error) return r;
       last = r;
     }
   }
   for (const auto& url : crl_urls(cert)) {
     RevocationCheck r = check_crl(depth, url, ctx);
-    if (r.status != "error") return r;
+    if (r.status != RevocationStatus::error) return r;
     last = r;
   }
   return last;

@@ -65,7 +65,7 @@ Result<int> add_pem_file(X509_STORE* store, const std::string& path) {
 
 Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
   clear_errors();
-  TrustStore out{X509StorePtr(X509_STORE_new()), {}};
+  TrustStore out{X509StorePtr(X509_STORE_new()), {}, false};
   if (!out.store) return fail(Errc::internal, "out of memory", drain_errors());
 
   if (options.ca_file.empty() && options.ca_dir.empty()) {
@@ -114,6 +114,7 @@ Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
     if (!out.description.empty()) out.description += ", ";
     out.description += "dir:" + options.ca_dir;
   }
+  out.explicit_anchors = true;
   return out;
 }
 
@@ -168,14 +169,16 @@ Result<TrustStore> load_trust_store(const TrustOptions& options) {
   const std::lock_guard<std::mutex> lock(cache.mutex);
   if (const auto found = cache.stores.find(key); found != cache.stores.end()) {
     if (X509_STORE_up_ref(found->second.store.get()) == 1) {
-      return TrustStore{X509StorePtr(found->second.store.get()), found->second.description};
+      return TrustStore{X509StorePtr(found->second.store.get()), found->second.description,
+                        found->second.explicit_anchors};
     }
   }
   auto loaded = load_trust_store_uncached(options);
   if (!loaded) return loaded;
   if (cache.stores.size() >= StoreCache::kMaxEntries) cache.stores.clear();
   if (X509_STORE_up_ref(loaded->store.get()) == 1) {
-    cache.stores.emplace(key, TrustStore{X509StorePtr(loaded->store.get()), loaded->description});
+    cache.stores.emplace(key, TrustStore{X509StorePtr(loaded->store.get()), loaded->description,
+                                         loaded->explicit_anchors});
   }
   return loaded;
 }

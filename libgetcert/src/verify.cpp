@@ -22,19 +22,31 @@ struct RawProblem {
   X509Ptr cert;  // the certificate OpenSSL was looking at; may be null
 };
 
+// What the verify callback sees through the context's app data.
+struct ProblemLog {
+  std::vector<RawProblem> problems;
+  std::int64_t now = 0;  // the verification time, also set in the context
+};
+
 // Collects every problem instead of stopping at the first, so the user sees them all.
 int collect_problem(int ok, X509_STORE_CTX* ctx) {
   if (ok == 1) return 1;
-  auto* problems = static_cast<std::vector<RawProblem>*>(X509_STORE_CTX_get_app_data(ctx));
+  auto* log = static_cast<ProblemLog*>(X509_STORE_CTX_get_app_data(ctx));
   const int code = X509_STORE_CTX_get_error(ctx);
   const int depth = X509_STORE_CTX_get_error_depth(ctx);
-  const bool seen = std::any_of(problems->begin(), problems->end(), [&](const RawProblem& p) {
-    return p.code == code && p.depth == depth;
-  });
+  X509* cert = X509_STORE_CTX_get_current_cert(ctx);
+  // RFC 5280 4.1.2.5: the validity period includes notAfter. OpenSSL's X509_cmp_time()
+  // counts the notAfter second itself as expired; give that second back.
+  if (code == X509_V_ERR_CERT_HAS_EXPIRED && cert != nullptr &&
+      ASN1_TIME_cmp_time_t(X509_get0_notAfter(cert), static_cast<time_t>(log->now)) == 0) {
+    return 1;
+  }
+  const bool seen =
+      std::any_of(log->problems.begin(), log->problems.end(),
+                  [&](const RawProblem& p) { return p.code == code && p.depth == depth; });
   if (!seen) {
-    X509* cert = X509_STORE_CTX_get_current_cert(ctx);
     if (cert != nullptr) X509_up_ref(cert);
-    problems->push_back({depth, code, X509Ptr(cert)});
+    log->problems.push_back({depth, code, X509Ptr(cert)});
   }
   return 1;
 }
@@ -66,12 +78,12 @@ VerifyProblem describe(const RawProblem& raw, const std::vector<Certificate>& pr
   const std::string issuer = quoted(cert.issuer_cn.empty() ? cert.issuer : cert.issuer_cn);
   switch (raw.code) {
     case X509_V_ERR_CERT_HAS_EXPIRED:
-      p.code = "expired";
+      p.code = ProblemCode::expired;
       p.reason = "certificate " + who + " expired " + days_phrase(now - cert.not_after) +
                  " ago (not after " + format_utc(cert.not_after) + ")";
       break;
     case X509_V_ERR_CERT_NOT_YET_VALID:
-      p.code = "not_yet_valid";
+      p.code = ProblemCode::not_yet_valid;
       p.reason = "certificate " + who + " is not valid until " + format_utc(cert.not_before) +
                  " (in " + days_phrase(cert.not_before - now) + ")";
       break;
@@ -79,53 +91,75 @@ VerifyProblem describe(const RawProblem& raw, const std::vector<Certificate>& pr
     case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
     case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
       if (!name_in_presented(cert.issuer, presented) && !cert.is_ca) {
-        p.code = "missing_intermediate";
+        p.code = ProblemCode::missing_intermediate;
         p.reason = "unable to get local issuer: server did not send intermediate " + issuer +
                    " and it is not in the trust store";
       } else {
-        p.code = "unknown_issuer";
+        p.code = ProblemCode::unknown_issuer;
         p.reason = "unable to get local issuer: " + issuer + " (issuer of " + who +
                    ") is not in the trust store";
       }
       break;
     case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
-      p.code = "self_signed";
+      p.code = ProblemCode::self_signed;
       p.reason = "self-signed certificate " + who + " is not in the trust store";
       break;
     case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-      p.code = "untrusted_root";
+      p.code = ProblemCode::untrusted_root;
       p.reason = "chain ends in root " + who + ", which is not in the trust store";
       break;
     case X509_V_ERR_CERT_SIGNATURE_FAILURE:
-      p.code = "bad_signature";
+      p.code = ProblemCode::bad_signature;
       p.reason = "signature on " + who + " does not verify with its issuer's key";
       break;
     case X509_V_ERR_INVALID_PURPOSE:
-      p.code = "wrong_purpose";
+      p.code = ProblemCode::wrong_purpose;
       p.reason = "certificate " + who + " is not allowed for this purpose (extended key usage)";
       break;
     case X509_V_ERR_INVALID_CA:
-      p.code = "invalid_ca";
+      p.code = ProblemCode::invalid_ca;
       p.reason = "certificate " + who + " signs others but is not a valid CA";
       break;
     case X509_V_ERR_PATH_LENGTH_EXCEEDED:
-      p.code = "path_length_exceeded";
+      p.code = ProblemCode::path_length_exceeded;
       p.reason = "chain is longer than " + who + " allows (pathLenConstraint)";
       break;
     case X509_V_ERR_CERT_REVOKED:
-      p.code = "revoked";
+      p.code = ProblemCode::revoked;
       p.reason = "certificate " + who + " has been revoked";
       break;
     case X509_V_ERR_EE_KEY_TOO_SMALL:
     case X509_V_ERR_CA_KEY_TOO_SMALL:
+      p.code = ProblemCode::too_weak;
+      p.reason = "certificate " + who + " has a weak key: " + cert.key.type + " " +
+                 std::to_string(cert.key.bits) +
+                 " bits (clients require at least 2048 bits for RSA and DSA, 224 for EC)";
+      break;
     case X509_V_ERR_CA_MD_TOO_WEAK:
-      p.code = "too_weak";
-      p.reason = "certificate " + who + ": " + X509_verify_cert_error_string(raw.code);
+      p.code = ProblemCode::too_weak;
+      p.reason = "certificate " + who + " is signed with a weak algorithm, " +
+                 cert.signature_algorithm +
+                 " (clients reject SHA-1 and MD5 signatures below the trust anchor)";
+      break;
+    case X509_V_ERR_PERMITTED_VIOLATION:
+    case X509_V_ERR_EXCLUDED_VIOLATION:
+    case X509_V_ERR_SUBTREE_MINMAX:
+    case X509_V_ERR_UNSUPPORTED_CONSTRAINT_TYPE:
+    case X509_V_ERR_UNSUPPORTED_CONSTRAINT_SYNTAX:
+    case X509_V_ERR_UNSUPPORTED_NAME_SYNTAX:
+      p.code = ProblemCode::name_constraint_violation;
+      p.reason = "certificate " + who + " has a name its issuers' name constraints do not allow (" +
+                 X509_verify_cert_error_string(raw.code) + ")";
+      break;
+    case X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION:
+      p.code = ProblemCode::unhandled_critical_extension;
+      p.reason = "certificate " + who +
+                 " has a critical extension no verifier understands, so none may accept it";
       break;
     default:
-      p.code = "x509_error_" + std::to_string(raw.code);
-      p.reason = std::string(X509_verify_cert_error_string(raw.code)) +
-                 (raw.cert ? " (certificate " + who + ")" : "");
+      p.code = ProblemCode::x509_error;
+      p.reason = std::string(X509_verify_cert_error_string(raw.code)) + " (OpenSSL error " +
+                 std::to_string(raw.code) + (raw.cert ? ", certificate " + who : "") + ")";
   }
   return p;
 }
@@ -136,36 +170,47 @@ std::string list_names(const std::vector<std::string>& names) {
   return out;
 }
 
+struct NameCheck {
+  std::optional<VerifyProblem> problem;
+  bool by_common_name = false;  // matched only through the subject CN fallback
+};
+
+bool has_san_extension(X509* cert) {
+  return X509_get_ext_by_NID(cert, NID_subject_alt_name, -1) >= 0;
+}
+
 // RFC 6125 matching, done apart from path building so a mismatch never hides chain problems.
-std::optional<VerifyProblem> check_name(X509* leaf, const Certificate& model,
-                                        const std::string& wanted) {
+// A leaf with a subjectAltName extension is matched on its SANs alone, whatever kinds they
+// are (RFC 6125 6.4.4); only a leaf with no SAN extension at all falls back to its CN.
+NameCheck check_name(X509* leaf, const Certificate& model, const std::string& wanted) {
   std::string name = wanted;
   const bool ip = is_ip_literal(name);
   if (!ip) {
     // A pattern such as "*.example.com" is not a name a client connects to: never a match.
     auto normalized = normalize_hostname(name);
     if (!normalized) {
-      return VerifyProblem{0, "hostname_mismatch",
-                           "'" + wanted + "' is not a host name a certificate can be checked for"};
+      return {VerifyProblem{0, ProblemCode::hostname_mismatch,
+                            "'" + wanted + "' is not a host name a certificate can be checked for"},
+              false};
     }
     name = std::move(*normalized);
   }
+  const bool has_sans = has_san_extension(leaf);
+  const unsigned flags =
+      X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | (has_sans ? X509_CHECK_FLAG_NEVER_CHECK_SUBJECT : 0U);
   const int rc = ip ? X509_check_ip_asc(leaf, name.c_str(), 0)
-                    : X509_check_host(leaf, name.data(), name.size(),
-                                      X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS, nullptr);
-  if (rc == 1) return std::nullopt;
+                    : X509_check_host(leaf, name.data(), name.size(), flags, nullptr);
+  if (rc == 1) return {std::nullopt, !ip && !has_sans};
   VerifyProblem p;
   p.depth = 0;
   if (ip) {
-    p.code = "ip_mismatch";
+    p.code = ProblemCode::ip_mismatch;
     p.reason = "IP mismatch: certificate is not valid for " + name +
                (model.sans.ip.empty() ? " (it has no IP address SANs"
                                       : " (its IP SANs are " + list_names(model.sans.ip)) +
                (model.sans.dns.empty() ? ")" : "; DNS names: " + list_names(model.sans.dns) + ")");
   } else {
-    p.code = "hostname_mismatch";
-    const bool has_sans = !model.sans.dns.empty() || !model.sans.ip.empty() ||
-                          !model.sans.uri.empty() || !model.sans.email.empty();
+    p.code = ProblemCode::hostname_mismatch;
     if (!model.sans.dns.empty()) {
       p.reason =
           "name mismatch: certificate is for " + list_names(model.sans.dns) + ", not " + name;
@@ -175,14 +220,16 @@ std::optional<VerifyProblem> check_name(X509* leaf, const Certificate& model,
           "name mismatch: certificate has no DNS names" +
           (model.sans.ip.empty() ? std::string()
                                  : " (only IP addresses: " + list_names(model.sans.ip) + ")") +
-          ", so it is not valid for " + name;
+          ", so it is not valid for " + name +
+          (model.subject_cn.empty() ? std::string()
+                                    : "; its CN does not count because it has SANs");
     } else {
       p.reason = "name mismatch: certificate is for " +
                  (model.subject_cn.empty() ? std::string("no name") : model.subject_cn + " (CN)") +
                  ", not " + name;
     }
   }
-  return p;
+  return {p, false};
 }
 
 int openssl_purpose(Purpose purpose) {
@@ -197,14 +244,26 @@ int openssl_purpose(Purpose purpose) {
   return 0;
 }
 
+bool is_issuer_problem(int code) {
+  return code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY ||
+         code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT ||
+         code == X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE;
+}
+
 struct PathResult {
   std::vector<RawProblem> problems;
   detail::X509StackPtr chain;  // what OpenSSL built, leaf first (complete or not)
   bool ran = false;
+  bool anchored = false;  // the chain ends at a certificate of the trust store
 };
 
+// OpenSSL security level 2, what `openssl verify`, s_client and gRPC over OpenSSL 3 apply:
+// RSA/DSA keys of at least 2048 bits, EC of at least 224, no SHA-1 or MD5 signatures below
+// the trust anchor.
+constexpr int kAuthLevel = 2;
+
 Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const VerifyOptions& options,
-                              X509_STORE* store) {
+                              X509_STORE* store, std::int64_t now, bool partial_chain) {
   detail::clear_errors();
   detail::X509StoreCtxPtr ctx(X509_STORE_CTX_new());
   if (!ctx) return fail(Errc::internal, "out of memory", detail::drain_errors());
@@ -212,29 +271,33 @@ Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const Veri
     return fail(Errc::internal, "cannot prepare verification", detail::drain_errors());
   }
   PathResult out;
-  X509_STORE_CTX_set_app_data(ctx.get(), &out.problems);
+  ProblemLog log;
+  log.now = now;
+  X509_STORE_CTX_set_app_data(ctx.get(), &log);
   X509_STORE_CTX_set_verify_cb(ctx.get(), collect_problem);
   if (const int purpose = openssl_purpose(options.purpose); purpose != 0) {
     X509_STORE_CTX_set_purpose(ctx.get(), purpose);
   }
-  if (options.at_time) {
-    X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(ctx.get()),
-                               static_cast<time_t>(*options.at_time));
-  }
+  X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(ctx.get());
+  // One clock for OpenSSL's checks and ours (messages, the notAfter second, revocation).
+  X509_VERIFY_PARAM_set_time(param, static_cast<time_t>(now));
+  X509_VERIFY_PARAM_set_auth_level(param, kAuthLevel);
+  if (partial_chain) X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_PARTIAL_CHAIN);
   const int rc = X509_verify_cert(ctx.get());
   if (rc < 0) return fail(Errc::internal, "verification could not run", detail::drain_errors());
   detail::clear_errors();
   out.ran = rc == 1;
   out.chain.reset(X509_STORE_CTX_get1_chain(ctx.get()));
+  out.problems = std::move(log.problems);
+  out.anchored = X509_STORE_CTX_get_num_untrusted(ctx.get()) < sk_X509_num(out.chain.get()) &&
+                 std::none_of(out.problems.begin(), out.problems.end(), [](const RawProblem& p) {
+                   return is_issuer_problem(p.code) ||
+                          p.code == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN ||
+                          p.code == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT;
+                 });
   std::stable_sort(out.problems.begin(), out.problems.end(),
                    [](const RawProblem& a, const RawProblem& b) { return a.depth < b.depth; });
   return out;
-}
-
-bool is_issuer_problem(int code) {
-  return code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY ||
-         code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT ||
-         code == X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE;
 }
 
 bool same_certificate(const Certificate& a, const Certificate& b) {
@@ -289,7 +352,7 @@ VerifyProblem missing_intermediate(int depth, const Certificate& child, bool com
                                    bool fetch_tried) {
   VerifyProblem p;
   p.depth = depth;
-  p.code = "missing_intermediate";
+  p.code = ProblemCode::missing_intermediate;
   const std::string issuer = "'" + (child.issuer_cn.empty() ? child.issuer : child.issuer_cn) + "'";
   const std::string url = first_url(child);
   p.reason = "server did not send the intermediate " + issuer;
@@ -335,30 +398,212 @@ void check_revocation_evidence(Verification& v, const VerifyOptions& options, X5
                             : r.source == "ocsp"      ? "OCSP (" + r.url + ")"
                             : r.source == "crl"       ? "the CRL (" + r.url + ")"
                                                       : "revocation check";
-    if (r.status == "revoked") {
-      v.errors.push_back({r.depth, "revoked",
+    const bool staple = r.source == "ocsp-staple";
+    if (r.status == RevocationStatus::revoked) {
+      v.revocation_ok = false;
+      v.errors.push_back({r.depth, ProblemCode::revoked,
                           who + " is revoked according to " + via +
                               (r.revoked_at ? " since " + format_utc(*r.revoked_at) : "") +
                               (r.detail.empty() ? "" : " (reason: " + r.detail + ")")});
-    } else if (r.status == "error" && r.source == "ocsp-staple") {
+    } else if (r.status == RevocationStatus::error && staple) {
+      v.revocation_ok = false;
       v.errors.push_back(
-          {r.depth, "bad_ocsp_staple", "stapled OCSP response rejected: " + r.detail});
-    } else if (r.status == "none" && r.depth > 0) {
+          {r.depth, ProblemCode::bad_ocsp_staple, "stapled OCSP response rejected: " + r.detail});
+    } else if (r.status == RevocationStatus::none && r.depth > 0) {
       // Many CAs publish no revocation source for their intermediates: nothing to ask, and
       // not the server's fault. It stays visible in the JSON report.
       continue;
-    } else if (r.status == "error" || r.status == "unknown" || r.status == "none") {
+    } else if (r.status != RevocationStatus::good) {
       const std::string text = via + " for " + who + ": " + r.detail;
       if (options.require_revocation) {
-        v.errors.push_back({r.depth, "revocation_unavailable", text + " (--require-revocation)"});
+        v.revocation_ok = false;
+        v.errors.push_back(
+            {r.depth, ProblemCode::revocation_unavailable, text + " (--require-revocation)"});
       } else {
-        v.warnings.push_back(text);
+        v.warnings.push_back({ProblemCode::revocation_unchecked, r.depth, text});
       }
     }
   }
 }
 
+// Index of `cert` in `chain` (compared by encoding), or -1.
+int position_in(STACK_OF(X509) * chain, X509* cert) {
+  for (int k = 0; k < sk_X509_num(chain); ++k) {
+    if (X509_cmp(sk_X509_value(chain, k), cert) == 0) return k;
+  }
+  return -1;
+}
+
+// What the server sends, judged against the path (leaf .. as far as it goes): things a
+// server admin can fix, none of which decides the verdict on its own.
+std::vector<VerifyNote> find_chain_issues(const std::vector<Certificate>& presented,
+                                          const std::vector<X509Ptr>& handles,
+                                          STACK_OF(X509) * path, std::int64_t now) {
+  std::vector<VerifyNote> issues;
+  const std::size_t n = presented.size();
+  std::vector<int> pos(n, -1);
+  std::vector<bool> repeated(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (presented[j].der == presented[i].der) repeated[i] = true;
+    }
+    if (!repeated[i] && path != nullptr) pos[i] = position_in(path, handles[i].get());
+  }
+  for (std::size_t i = 1; i < n; ++i) {
+    const Certificate& c = presented[i];
+    const std::string who = "'" + c.display_name() + "'";
+    const auto depth = static_cast<int>(i);
+    if (repeated[i]) {
+      issues.push_back({ProblemCode::duplicate, depth,
+                        "certificate " + who + " is sent more than once; send it once"});
+      continue;
+    }
+    if (pos[i] < 0) {
+      if (c.not_after < now) {
+        issues.push_back({ProblemCode::expired_unneeded, depth,
+                          "certificate " + who + " expired on " + format_utc(c.not_after) +
+                              " and is not needed for the chain; stop sending it (some "
+                              "clients reject the chain because of it)"});
+      } else {
+        issues.push_back(
+            {ProblemCode::unrelated, depth,
+             "certificate " + who + " belongs to no path from the leaf; stop sending it"});
+      }
+      continue;
+    }
+    if (c.self_signed) {
+      issues.push_back({ProblemCode::root_sent, depth,
+                        "the server sends its root " + who +
+                            "; clients use their own copy or reject it, so leave it out"});
+    }
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (pos[j] >= 0 && pos[j] < pos[i]) {
+        issues.push_back({ProblemCode::out_of_order, depth,
+                          "certificate " + who + " is sent before '" + presented[j].display_name() +
+                              "'; send each certificate right after the one it signed"});
+        break;
+      }
+    }
+  }
+  return issues;
+}
+
+// The verdict follows from facts, most serious first.
+Verdict verdict_from(const Verification& v) {
+  if (!v.trusted || !v.hostname_ok || !v.pins_ok || !v.revocation_ok || !v.staple_ok) {
+    return Verdict::invalid;
+  }
+  if (v.completed_by_aia) return Verdict::valid_only_with_aia_fetch;
+  if (v.intermediate_from_store) return Verdict::incomplete_chain;
+  return Verdict::valid;
+}
+
 }  // namespace
+
+std::string_view to_string(Verdict verdict) noexcept {
+  switch (verdict) {
+    case Verdict::valid:
+      return "valid";
+    case Verdict::valid_only_with_aia_fetch:
+      return "valid_only_with_aia_fetch";
+    case Verdict::incomplete_chain:
+      return "incomplete_chain";
+    case Verdict::invalid:
+      return "invalid";
+  }
+  return "invalid";
+}
+
+std::string_view to_string(ProblemCode code) noexcept {
+  switch (code) {
+    case ProblemCode::expired:
+      return "expired";
+    case ProblemCode::not_yet_valid:
+      return "not_yet_valid";
+    case ProblemCode::missing_intermediate:
+      return "missing_intermediate";
+    case ProblemCode::unknown_issuer:
+      return "unknown_issuer";
+    case ProblemCode::self_signed:
+      return "self_signed";
+    case ProblemCode::untrusted_root:
+      return "untrusted_root";
+    case ProblemCode::bad_signature:
+      return "bad_signature";
+    case ProblemCode::wrong_purpose:
+      return "wrong_purpose";
+    case ProblemCode::invalid_ca:
+      return "invalid_ca";
+    case ProblemCode::path_length_exceeded:
+      return "path_length_exceeded";
+    case ProblemCode::revoked:
+      return "revoked";
+    case ProblemCode::too_weak:
+      return "too_weak";
+    case ProblemCode::hostname_mismatch:
+      return "hostname_mismatch";
+    case ProblemCode::ip_mismatch:
+      return "ip_mismatch";
+    case ProblemCode::pin_mismatch:
+      return "pin_mismatch";
+    case ProblemCode::bad_ocsp_staple:
+      return "bad_ocsp_staple";
+    case ProblemCode::revocation_unavailable:
+      return "revocation_unavailable";
+    case ProblemCode::must_staple_missing:
+      return "must_staple_missing";
+    case ProblemCode::name_constraint_violation:
+      return "name_constraint_violation";
+    case ProblemCode::unhandled_critical_extension:
+      return "unhandled_critical_extension";
+    case ProblemCode::x509_error:
+      return "x509_error";
+    case ProblemCode::cn_fallback:
+      return "cn_fallback";
+    case ProblemCode::anchor_not_self_signed:
+      return "anchor_not_self_signed";
+    case ProblemCode::aia_fetch_failed:
+      return "aia_fetch_failed";
+    case ProblemCode::revocation_unchecked:
+      return "revocation_unchecked";
+    case ProblemCode::root_sent:
+      return "root_sent";
+    case ProblemCode::out_of_order:
+      return "out_of_order";
+    case ProblemCode::duplicate:
+      return "duplicate";
+    case ProblemCode::unrelated:
+      return "unrelated";
+    case ProblemCode::expired_unneeded:
+      return "expired_unneeded";
+  }
+  return "x509_error";
+}
+
+std::string_view to_string(RevocationStatus status) noexcept {
+  switch (status) {
+    case RevocationStatus::good:
+      return "good";
+    case RevocationStatus::revoked:
+      return "revoked";
+    case RevocationStatus::unknown:
+      return "unknown";
+    case RevocationStatus::error:
+      return "error";
+    case RevocationStatus::none:
+      return "none";
+  }
+  return "none";
+}
+
+std::vector<Certificate> full_chain(const Verification& verification) {
+  std::vector<Certificate> out;
+  const auto& path = verification.verified_chain;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (i == 0 || !path[i].self_signed) out.push_back(path[i]);
+  }
+  return out;
+}
 
 Result<Verification> verify_chain(const std::vector<Certificate>& presented,
                                   const VerifyOptions& options) {
@@ -391,8 +636,15 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
 
   // One budget for every HTTP request verification makes (AIA, OCSP, CRL).
   const auto network_deadline = detail::Clock::now() + options.network_timeout;
-  auto path = build_path(leaf, untrusted.get(), options, trust.store.get());
+  auto path = build_path(leaf, untrusted.get(), options, trust.store.get(), now, false);
   if (!path) return tl::unexpected(path.error());
+  // Every certificate the user names as trusted is an anchor, as in Go, browsers, curl and
+  // gRPC (OpenSSL's partial chains). A path to a self-signed root is still preferred.
+  if (trust.explicit_anchors && !path->anchored) {
+    auto partial = build_path(leaf, untrusted.get(), options, trust.store.get(), now, true);
+    if (!partial) return tl::unexpected(partial.error());
+    if (partial->anchored) path = std::move(partial);
+  }
 
   Verification v;
   v.trust_store = trust.description;
@@ -419,7 +671,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
           X509Ptr h = x509_from_certificate(c);
           if (h && sk_X509_push(untrusted.get(), h.get()) > 0) handles.push_back(std::move(h));
         }
-        auto again = build_path(leaf, untrusted.get(), options, trust.store.get());
+        auto again = build_path(leaf, untrusted.get(), options, trust.store.get(), now, false);
         if (!again) return tl::unexpected(again.error());
         completed = std::none_of(again->problems.begin(), again->problems.end(),
                                  [](const RawProblem& p) { return is_issuer_problem(p.code); });
@@ -429,7 +681,9 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
     gap_problem = missing_intermediate(gap_depth, *child, completed, options.fetch_missing);
     // Notes explain a failed completion; after a success they are noise.
     if (!completed) {
-      for (auto& n : notes) v.warnings.push_back(std::move(n));
+      for (auto& n : notes) {
+        v.warnings.push_back({ProblemCode::aia_fetch_failed, std::nullopt, std::move(n)});
+      }
     }
   }
 
@@ -437,11 +691,11 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
     if (gap_problem && is_issuer_problem(r.code)) continue;
     v.errors.push_back(describe(r, presented, now));
   }
-  if (gap_problem) v.errors.insert(v.errors.begin(), *gap_problem);
   // A gap completed from the AIA URL still counts as a path to a trust anchor.
-  v.trusted = path->ran && v.errors.size() == (completed ? 1U : 0U);
+  v.trusted = path->ran && v.errors.empty() && (!gap_problem || completed);
+  v.completed_by_aia = v.trusted && completed;
+  if (gap_problem) v.errors.insert(v.errors.begin(), *gap_problem);
 
-  std::size_t from_store = 0;  // intermediates only the local store supplied
   if (v.trusted) {
     STACK_OF(X509)* chain = path->chain.get();
     for (int i = 0; i < sk_X509_num(chain); ++i) {
@@ -466,44 +720,67 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
       const bool downloaded =
           std::any_of(v.fetched_intermediates.begin(), v.fetched_intermediates.end(), same);
       if (!sent && !downloaded) {
-        ++from_store;
-        v.errors.push_back({static_cast<int>(i), "missing_intermediate",
+        v.intermediate_from_store = true;
+        v.errors.push_back({static_cast<int>(i), ProblemCode::missing_intermediate,
                             "server did not send the intermediate '" + c.display_name() +
                                 "'; it was found only in the local trust store, so clients "
                                 "without it will fail"});
       }
     }
+    const Certificate& anchor = v.verified_chain.back();
+    if (!anchor.self_signed) {
+      v.warnings.push_back(
+          {ProblemCode::anchor_not_self_signed, static_cast<int>(v.verified_chain.size() - 1),
+           "the chain is trusted at '" + anchor.display_name() +
+               "', which is not a root: clients trust it only when given this certificate "
+               "itself as a trust anchor (Go, browsers, curl and gRPC do; openssl verify "
+               "needs -partial_chain)"});
+    }
   }
 
   v.hostname_ok = true;
   if (!options.name.empty()) {
-    if (auto problem = check_name(leaf, presented.front(), options.name)) {
+    auto name = check_name(leaf, presented.front(), options.name);
+    if (name.problem) {
       v.hostname_ok = false;
-      v.errors.insert(v.errors.begin(), std::move(*problem));
+      v.errors.insert(v.errors.begin(), std::move(*name.problem));
+    } else if (name.by_common_name) {
+      v.warnings.push_back({ProblemCode::cn_fallback, 0,
+                            "'" + options.name +
+                                "' matched only the subject CN: the leaf has no subjectAltName "
+                                "extension, so Go, browsers and many other clients reject it"});
     }
   }
   if (!options.pins.empty()) {
     const auto& candidates = v.verified_chain.empty() ? presented : v.verified_chain;
     if (!pin_matches(options.pins, candidates)) {
+      v.pins_ok = false;
       v.errors.push_back(
-          {0, "pin_mismatch",
+          {0, ProblemCode::pin_mismatch,
            "no certificate in the chain matches the pinned key(s) " + list_names(options.pins)});
     }
+  }
+  if (options.from_handshake && presented.front().must_staple && options.ocsp_staple.empty()) {
+    v.staple_ok = false;
+    v.errors.push_back({0, ProblemCode::must_staple_missing,
+                        "certificate '" + presented.front().display_name() +
+                            "' requires a stapled OCSP response (TLS Feature must-staple), but "
+                            "the server sent none; clients that enforce must-staple reject it"});
   }
   if (v.trusted) {
     check_revocation_evidence(v, options, trust.store.get(), path->chain.get(), now,
                               network_deadline);
   }
 
-  const std::size_t gap_errors = (completed ? 1U : 0U) + from_store;
-  v.ok = v.trusted && v.errors.empty();
-  if (v.ok) {
-    v.verdict = "valid";
-  } else if (v.trusted && v.errors.size() == gap_errors) {
-    v.verdict = completed ? "valid_only_with_aia_fetch" : "incomplete_chain";
-  } else {
-    v.verdict = "invalid";
+  v.chain_issues = find_chain_issues(presented, handles, path->chain.get(), now);
+  for (const auto& e : v.errors) {
+    if (e.code == ProblemCode::missing_intermediate) {
+      v.chain_issues.push_back({ProblemCode::missing_intermediate, std::nullopt, e.reason});
+    }
   }
+
+  v.verdict = verdict_from(v);
+  v.ok = v.verdict == Verdict::valid;
   return v;
 }
 

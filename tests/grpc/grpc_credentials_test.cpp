@@ -23,8 +23,8 @@
 #include "support/files.hpp"
 #include "support/net.hpp"
 #include "support/process.hpp"
-#include "support/tls_servers.hpp"
 #include "support/skip.hpp"
+#include "support/tls_servers.hpp"
 
 using Catch::Matchers::Contains;
 using getcert::Errc;
@@ -71,8 +71,8 @@ class EchoServer {
 
 FetchOptions trusting(const std::string& ca_file) {
   FetchOptions options;
-  options.trust.ca_file = ca_file;
-  options.timeout = 10s;
+  options.verify.trust.ca_file = ca_file;
+  options.connect.timeout = 10s;
   return options;
 }
 
@@ -139,8 +139,8 @@ std::string pem_of(const std::string& name) {
   return certs->front().pem();
 }
 
-#define REQUIRE_OPENSSL()                        \
-  do {                                           \
+#define REQUIRE_OPENSSL()                                                         \
+  do {                                                                            \
     if (!getcert::test::have_openssl()) GETCERT_SKIP("openssl is not installed"); \
   } while (false)
 
@@ -265,7 +265,7 @@ TEST_CASE("the helpers refuse, with the reason, when verification established no
 
     auto options = getcert::grpc_tls::ssl_options_from_fetch(result);
     REQUIRE_FALSE(options);
-    CHECK(options.error().code == Errc::invalid_argument);
+    CHECK(options.error().code == Errc::verification_failed);
     CHECK_THAT(options.error().message, Contains(server.target()));
     CHECK_THAT(options.error().message, Contains("pem_root_certs"));
     CHECK_THAT(options.error().message, Contains("not in the trust store"));
@@ -281,7 +281,7 @@ TEST_CASE("the helpers refuse, with the reason, when verification established no
     const auto result = fetched(server.target(), trusting(pki("root.pem")));
     auto material = getcert::tls_material(result);
     REQUIRE_FALSE(material);
-    CHECK(material.error().code == Errc::invalid_argument);
+    CHECK(material.error().code == Errc::verification_failed);
     CHECK_THAT(material.error().message, Contains("other.example"));
   }
   SECTION("chain that verifies only with an intermediate the server does not send") {
@@ -292,14 +292,14 @@ TEST_CASE("the helpers refuse, with the reason, when verification established no
     getcert::test::write_file(dir / "ca.pem",
                               read_file(pki("root.pem")) + read_file(pki("intermediate.pem")));
     auto options = trusting(dir / "ca.pem");
-    options.fetch_missing = false;
+    options.verify.fetch_missing = false;
     const auto result = fetched(server.target(), options);
-    INFO("verdict " << result.verification.verdict);
-    REQUIRE(result.verification.verdict == "incomplete_chain");
+    INFO("verdict " << getcert::to_string(result.verification.verdict));
+    REQUIRE(result.verification.verdict == getcert::Verdict::incomplete_chain);
 
     auto root = getcert::trust_anchor_pem(result);
     REQUIRE_FALSE(root);
-    CHECK(root.error().code == Errc::invalid_argument);
+    CHECK(root.error().code == Errc::verification_failed);
     CHECK_THAT(root.error().message, Contains("full chain"));
 
     // The refusal is right: gRPC trusting the anchor alone fails against this server.

@@ -38,7 +38,7 @@ namespace getcert::grpc_tls {
 ::grpc::SslCredentialsOptions ssl_options(const TlsMaterial& material);
 
 // Server TLS: pem_root_certs = the trust anchor of the verified chain (see
-// getcert::trust_anchor_pem for the exact rule). Fails with Errc::invalid_argument when the
+// getcert::trust_anchor_pem for the exact rule). Fails with Errc::verification_failed when the
 // fetch did not verify, with the verification problem in the message.
 Result<::grpc::SslCredentialsOptions> ssl_options_from_fetch(const FetchResult& result);
 
@@ -57,8 +57,8 @@ Result<::grpc::SslCredentialsOptions> mtls_options(std::string root_pem,
 // Convenience: fetch `endpoint` with `options`, require that it verifies, and return
 // grpc::SslCredentials trusting its anchor. `endpoint` is what getcert::fetch accepts
 // ("host:port", "[v6]:port", "grpcs://host:port"); gRPC's "dns:///host:port" form is accepted
-// too. When options.alpn is empty, "h2" is offered, as a gRPC client would. The caller owns
-// the returned credentials (share them between channels freely).
+// too. When options.connect.alpn is empty, "h2" is offered, as a gRPC client would. The caller
+// owns the returned credentials (share them between channels freely).
 // Errors: those of getcert::fetch (invalid_argument, resolve_failed, connect_failed, timeout,
 // tls_handshake_failed, not_tls, io_error), then those of ssl_options_from_fetch.
 Result<std::shared_ptr<::grpc::ChannelCredentials>> channel_credentials_for(

@@ -41,7 +41,7 @@ struct TlsMaterial {
 
 // PEM of the trust anchor (last certificate of verification.verified_chain) of a fetch, the
 // same certificate `getcert --select root` prints: what a client should trust to reach exactly
-// this endpoint. Fails with Errc::invalid_argument, a message that names the endpoint and
+// this endpoint. Fails with Errc::verification_failed, a message that names the endpoint and
 // why, and every verification problem (one per line, "depth N code: reason") in Error::detail,
 // whenever verification.ok is false -- nothing was established, so nothing is guessed:
 //   - the chain did not verify (untrusted, wrong name, expired, pin mismatch, revoked, ...);

@@ -24,6 +24,15 @@ struct SubjectAltNames {
   std::vector<std::string> email;
 };
 
+// A Signed Certificate Timestamp embedded in the certificate (RFC 6962 section 3.3): a
+// Certificate Transparency log's promise to publish it.
+struct Sct {
+  int version = 0;                  // 0 = v1
+  std::string log_id;               // base64 of the log's 32-byte key hash
+  std::int64_t timestamp_ms = 0;    // milliseconds since the Unix epoch, UTC
+  std::string signature_algorithm;  // e.g. "ecdsa-with-SHA256"
+};
+
 struct Certificate {
   std::vector<std::uint8_t> der;  // exact bytes as received or read
 
@@ -44,6 +53,9 @@ struct Certificate {
   std::string sha256;                        // hex fingerprint of the DER, uppercase, no separators
   std::string sha1;
   std::string spki_sha256;  // base64 SHA-256 of the SubjectPublicKeyInfo (HPKP-style pin)
+  std::vector<Sct> scts;    // embedded SCTs (precertificate SCT list extension)
+  // TLS Feature extension with status_request: clients must insist on a stapled OCSP response.
+  bool must_staple = false;
 
   // PEM text ("-----BEGIN CERTIFICATE-----\n...") of der.
   std::string pem() const;
@@ -70,5 +82,7 @@ std::string to_pem(const std::vector<Certificate>& chain);
 
 // Formats seconds since the epoch as "2026-01-31T12:00:00Z".
 std::string format_utc(std::int64_t epoch_seconds);
+// Formats milliseconds since the epoch as "2026-01-31T12:00:00.123Z" (RFC 3339).
+std::string format_utc_ms(std::int64_t epoch_millis);
 
 }  // namespace getcert

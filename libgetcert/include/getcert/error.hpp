@@ -25,6 +25,9 @@ enum class Errc {
   output_exists,         // refusing to overwrite an existing file
   limit_exceeded,        // input exceeds a safety limit (iteration count, nesting, size)
   internal,              // a bug or an unexpected library failure
+  // A certificate chain did not verify where a verified one was required (e.g. to name its
+  // trust anchor). Never returned by verify_chain()/fetch(): there a failure is a result.
+  verification_failed,
 };
 
 // A failure: a stable code, a one-line human message, and an (unstable) low-level detail

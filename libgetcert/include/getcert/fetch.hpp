@@ -6,6 +6,8 @@
 //   auto result = getcert::fetch("example.com:443");
 //   if (!result) { /* result.error().message: network or handshake failure */ }
 //   else if (!result->verification.ok) { /* chain captured, reasons in verification.errors */ }
+//
+// fetch() is connect() followed by verify_chain() with the handshake's facts (SNI, staple).
 
 #include <chrono>
 #include <cstdint>
@@ -24,24 +26,26 @@ namespace getcert {
 // Protocols that start in plain text and switch to TLS on request.
 enum class StartTls { none, smtp, imap, pop3, ftp, postgres };
 
-struct FetchOptions {
+// How to reach the server and what to offer in the handshake.
+struct ConnectOptions {
   std::chrono::milliseconds timeout{10000};         // overall: resolve + connect + handshake
   std::chrono::milliseconds connect_timeout{5000};  // per address tried
   std::optional<std::string> sni;                   // override the server name sent
   bool send_sni = true;                             // false: never send SNI
   std::vector<std::string> alpn;                    // e.g. {"h2", "http/1.1"}
-  TrustOptions trust;                               // empty = system trust store
-  std::optional<std::string> verify_name;           // name to check; default: SNI or host
-  std::optional<std::int64_t> at_time;              // verify as of this time
-  Purpose purpose = Purpose::server;
-  bool fetch_missing = true;      // complete a chain the server sent incomplete via AIA
-  bool check_revocation = false;  // query OCSP responders / CRLs (see VerifyOptions)
-  bool require_revocation = false;
-  std::vector<std::string> pins;       // "sha256/BASE64" SPKI pins
-  StartTls starttls = StartTls::none;  // plain-text preamble before the handshake
+  StartTls starttls = StartTls::none;               // plain-text preamble before the handshake
   // "http://[user:password@]host[:port]": reach the target through this HTTP proxy (CONNECT).
   // Empty: connect directly. Environment variables such as https_proxy are not consulted.
   std::string proxy;
+};
+
+struct FetchOptions {
+  ConnectOptions connect;
+  // How the captured chain is verified. fetch() fills in what the handshake decides: an empty
+  // verify.name becomes the SNI sent (else the host), ocsp_staple is what the server stapled,
+  // from_handshake is set, and network_timeout is what is left of connect.timeout (at least
+  // one second).
+  VerifyOptions verify;
 };
 
 struct Target {
@@ -59,6 +63,13 @@ struct TlsInfo {
   std::vector<std::uint8_t> ocsp_response;  // DER of the stapled response, if any
 };
 
+// What a handshake showed, before any verification.
+struct Handshake {
+  Target target;
+  TlsInfo tls;
+  std::vector<Certificate> presented_chain;  // exactly what the server sent, in its order
+};
+
 struct FetchResult {
   Target target;
   TlsInfo tls;
@@ -66,9 +77,16 @@ struct FetchResult {
   Verification verification;                 // includes the verified chain
 };
 
-// Connects, handshakes and verifies. Network, protocol and trust-store problems are errors
-// (resolve_failed, connect_failed, timeout, tls_handshake_failed, not_tls, io_error);
-// a chain that does not verify is a successful FetchResult with verification.ok == false.
+// Connects and handshakes, capturing the chain without judging it (the handshake accepts any
+// certificate). Errors: invalid_argument (bad SNI, ALPN or proxy URL), resolve_failed,
+// connect_failed, timeout, tls_handshake_failed (also: no certificate at all), not_tls.
+Result<Handshake> connect(const Endpoint& endpoint, const ConnectOptions& options = {});
+Result<Handshake> connect(std::string_view endpoint, const ConnectOptions& options = {});
+
+// connect() then verify_chain(). Network, protocol and trust-store problems are errors
+// (those of connect(), io_error and malformed_input for the trust store, checked before
+// dialing); a chain that does not verify is a successful FetchResult with
+// verification.ok == false.
 Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options = {});
 Result<FetchResult> fetch(std::string_view endpoint, const FetchOptions& options = {});
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "getcert/certificate.hpp"
@@ -27,8 +28,9 @@ struct VerifyOptions {
   TrustOptions trust;
   // When the server omitted an intermediate, download it from the certificate's Authority
   // Information Access "CA Issuers" URL (http) to complete the chain, as browsers do. The
-  // verdict then says the chain is valid only for clients that do the same.
-  bool fetch_missing = false;
+  // verdict then says the chain is valid only for clients that do the same. On by default
+  // (also for fetch()); off means verify_chain() never touches the network for the chain.
+  bool fetch_missing = true;
   // Ask each certificate's OCSP responder (or, lacking one, its CRL distribution point).
   bool check_revocation = false;
   // With check_revocation: an unreachable responder or unknown status fails verification
@@ -40,6 +42,10 @@ struct VerifyOptions {
   std::vector<std::string> pins;
   // A stapled OCSP response (DER) for the leaf, as received in the handshake.
   std::vector<std::uint8_t> ocsp_staple;
+  // The chain comes from a TLS handshake and ocsp_staple is everything the server stapled,
+  // so a leaf that demands stapling (TLS Feature status_request, "must-staple") fails without
+  // one. fetch() sets it; for certificates read from files there is no handshake to judge.
+  bool from_handshake = false;
   // DNS name or IP literal the leaf must be valid for; empty = skip the name check.
   std::string name;
   // Verify as of this time (seconds since the epoch); nullopt = now.
@@ -47,10 +53,74 @@ struct VerifyOptions {
   Purpose purpose = Purpose::server;
 };
 
+// The outcome, most useful first. Only `valid` means every client with this trust store
+// accepts the chain.
+enum class Verdict {
+  valid,
+  // Complete only with an intermediate downloaded from the AIA URL, as browsers do; most
+  // non-browser clients (gRPC, curl, OpenSSL) fail.
+  valid_only_with_aia_fetch,
+  // An intermediate the server did not send was taken from the local trust store.
+  incomplete_chain,
+  invalid,
+};
+
+// Stable snake_case codes of errors, warnings and chain issues. New codes are only appended.
+enum class ProblemCode {
+  // errors
+  expired,
+  not_yet_valid,
+  missing_intermediate,
+  unknown_issuer,
+  self_signed,
+  untrusted_root,
+  bad_signature,
+  wrong_purpose,
+  invalid_ca,
+  path_length_exceeded,
+  revoked,
+  too_weak,
+  hostname_mismatch,
+  ip_mismatch,
+  pin_mismatch,
+  bad_ocsp_staple,
+  revocation_unavailable,
+  must_staple_missing,
+  name_constraint_violation,     // a name outside what an issuer's nameConstraints allow
+  unhandled_critical_extension,  // a critical extension no verifier may ignore
+  x509_error,                    // any other OpenSSL verification error; the reason says which
+  // warnings
+  cn_fallback,             // the name matched the subject CN of a leaf without any SAN
+  anchor_not_self_signed,  // the trust anchor is an intermediate given in the trust options
+  aia_fetch_failed,        // a missing intermediate could not be downloaded
+  revocation_unchecked,    // revocation status could not be established (not required)
+  // chain issues: what the server sends, judged against the verified path
+  root_sent,         // the server sends its root (useless: clients have it or reject it)
+  out_of_order,      // a certificate of the path is not right after the one it signed
+  duplicate,         // the same certificate is sent twice
+  unrelated,         // belongs to no path from the leaf
+  expired_unneeded,  // expired, and not needed for the path
+};
+
+enum class RevocationStatus { good, revoked, unknown, error, none };
+
+std::string_view to_string(Verdict verdict) noexcept;
+std::string_view to_string(ProblemCode code) noexcept;
+std::string_view to_string(RevocationStatus status) noexcept;
+
 struct VerifyProblem {
-  int depth = 0;       // 0 = leaf, 1 = its issuer, ...
-  std::string code;    // stable snake_case code, e.g. "expired", "hostname_mismatch"
+  int depth = 0;  // 0 = leaf, 1 = its issuer, ...
+  ProblemCode code = ProblemCode::x509_error;
   std::string reason;  // plain-language sentence for humans
+};
+
+// A warning or a chain issue: worth acting on, but not a verification failure.
+struct VerifyNote {
+  ProblemCode code = ProblemCode::x509_error;
+  // Index in the presented chain (chain issues) or the verified chain (warnings) of the
+  // certificate concerned; nullopt when there is none (e.g. an intermediate never sent).
+  std::optional<int> depth;
+  std::string message;
 };
 
 // Revocation evidence for one certificate of the chain.
@@ -58,8 +128,8 @@ struct RevocationCheck {
   int depth = 0;
   std::string source;  // "ocsp-staple", "ocsp", "crl"; "none" when the certificate names no source
   std::string url;     // responder or CRL URL (empty for a staple)
-  std::string status;  // "good", "revoked", "unknown" or "error"
-  std::string detail;  // why: error text, revocation reason, signature problem
+  RevocationStatus status = RevocationStatus::none;
+  std::string detail;                       // why: error text, revocation reason, signature problem
   std::optional<std::int64_t> produced_at;  // OCSP producedAt, or CRL lastUpdate
   std::optional<std::int64_t> this_update;
   std::optional<std::int64_t> next_update;
@@ -67,24 +137,34 @@ struct RevocationCheck {
 };
 
 struct Verification {
-  bool ok = false;  // valid: trusted, name ok, complete chain, pins, not revoked
-  // "valid"; "valid_only_with_aia_fetch" (complete only with an intermediate downloaded from
-  // the AIA URL, as browsers do; most non-browser clients fail); "incomplete_chain" (an
-  // intermediate the server did not send was taken from the local trust store); "invalid".
-  std::string verdict = "invalid";
-  bool hostname_ok = false;  // leaf matches the name (true when no name was asked for)
-  bool trusted = false;      // chain builds to a trust anchor with no chain errors
+  bool ok = false;  // verdict == valid
+  Verdict verdict = Verdict::invalid;
+  // The facts the verdict is computed from.
+  bool trusted = false;                  // a path to a trust anchor exists with no chain errors
+  bool hostname_ok = false;              // leaf matches the name (true when no name was asked for)
+  bool completed_by_aia = false;         // the path needed an intermediate downloaded via AIA
+  bool intermediate_from_store = false;  // the path needed an intermediate only the store had
+  bool pins_ok = true;                   // no pins asked, or a certificate matches one
+  bool revocation_ok = true;             // nothing revoked; staple and required checks fine
+  bool staple_ok = true;                 // no must-staple leaf went without a staple
   std::vector<VerifyProblem> errors;
   std::string trust_store;  // what was trusted: "system (/etc/ssl/certs)", "file:ca.pem", ...
   std::vector<Certificate> verified_chain;         // leaf .. trust anchor; empty unless trusted
   std::vector<Certificate> fetched_intermediates;  // downloaded via AIA (fetch_missing)
   std::vector<RevocationCheck> revocation;         // staple first, then online checks
-  std::vector<std::string> warnings;               // problems that do not fail verification
+  std::vector<VerifyNote> warnings;                // problems that do not fail verification
+  // What the server should change in the chain it sends (never a failure by itself).
+  std::vector<VerifyNote> chain_issues;
 };
 
 // Verifies `presented` (leaf first; the rest are untrusted helpers in any order).
-// Fails only when the trust store cannot be loaded (io_error) or presented is empty.
+// Fails only when the trust store cannot be loaded (io_error, malformed_input) or presented
+// is empty (invalid_argument); a chain that does not verify is a Verification, never an error.
 Result<Verification> verify_chain(const std::vector<Certificate>& presented,
                                   const VerifyOptions& options);
+
+// The certificates a server should send for this verification: the leaf and the
+// intermediates of the verified path (never a self-signed root). Empty when nothing verified.
+std::vector<Certificate> full_chain(const Verification& verification);
 
 }  // namespace getcert

@@ -11,6 +11,9 @@ namespace getcert::detail {
 struct TrustStore {
   X509StorePtr store;
   std::string description;  // "system (/usr/lib/ssl/certs)", "file:ca.pem", ...
+  // The user named these certificates (--ca-file, --ca-dir): each one is a trust anchor,
+  // self-signed or not. The system store keeps roots-only semantics.
+  bool explicit_anchors = false;
 };
 
 // Loads --ca-file/--ca-dir, or the system store when both are empty. Fails with io_error
