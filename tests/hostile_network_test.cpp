@@ -288,3 +288,21 @@ TEST_CASE("a TLS target that drips its handshake: exit 3 within --timeout + 1 s"
   CHECK_THAT(r.err, Contains("did not complete the TLS handshake within 2 s"));
   check_well_formed(r);
 }
+
+TEST_CASE("a certificate list over getcert's limit is named as getcert's limit, not a rejection",
+          "[cli]") {
+  // A TLS 1.2 ServerHello (AES128-SHA, no extensions), then a Certificate message header that
+  // announces 128 KiB: OpenSSL refuses it against max_cert_list before reading further.
+  std::string server_hello("\x02\x00\x00\x26\x03\x03", 6);
+  server_hello += std::string(32, '\x11');             // random
+  server_hello += std::string("\x00\x00\x2f\x00", 4);  // no session id, AES128-SHA, no compression
+  const std::string records = std::string("\x16\x03\x03\x00\x2a", 5) + server_hello +
+                              std::string("\x16\x03\x03\x00\x04\x0b\x02\x00\x00", 9);
+  HostilePeer peer(Script{{Kind::send, records, 0ms}, {Kind::hold, "", 0ms}});
+  const auto r = run_getcert({target(peer.port()), "--timeout", "5s"});
+  INFO(explain(r));
+  CHECK(r.exit_code == kExitTls);
+  CHECK_THAT(r.err, Contains("larger than getcert's limit of 100 KiB"));
+  CHECK_THAT(r.err, !Contains("rejected"));
+  check_well_formed(r);
+}
