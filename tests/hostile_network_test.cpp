@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -78,9 +79,9 @@ Script chunked_script(const std::string& body) {
   constexpr std::size_t kChunk = 100;
   for (std::size_t off = 0; off < body.size(); off += kChunk) {
     const std::string part = body.substr(off, kChunk);
-    char size[32];
-    std::snprintf(size, sizeof size, "%zx;n=%zu\r\n", part.size(), off);
-    s.push_back({Kind::send, size + part + "\r\n", 0ms});
+    std::ostringstream size;
+    size << std::hex << part.size() << ";n=" << std::dec << off << "\r\n";
+    s.push_back({Kind::send, size.str() + part + "\r\n", 0ms});
   }
   s.push_back({Kind::send, "0\r\nX-Checksum: none\r\n\r\n", 0ms});
   return s;

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,15 @@ getcert::Result<void> feed_in_pieces(HttpResponseParser& p, const std::string& w
   return {};
 }
 
-const std::string kBody = std::string("\x30\x82\x01\x0a", 4) + std::string(300, 'x') + "\r\n\0end";
+// Binary, with a NUL and a CR LF inside: a body is bytes, never lines.
+const std::string kBody =
+    std::string("\x30\x82\x01\x0a", 4) + std::string(300, 'x') + std::string("\r\n\0end", 6);
+
+std::string hex(std::size_t n) {
+  std::ostringstream out;
+  out << std::uppercase << std::hex << n;
+  return out.str();
+}
 
 }  // namespace
 
@@ -43,13 +52,7 @@ TEST_CASE("HTTP parser: Content-Length, chunked and read-until-close bodies, spl
   const std::string body = kBody;
   std::string chunked = "HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, Chunked\r\n\r\n";
   chunked += "a;name=value;x\r\n" + body.substr(0, 10) + "\r\n";
-  chunked += "  " +
-             [&] {
-               char hex[16];
-               std::snprintf(hex, sizeof hex, "%zX", body.size() - 10);
-               return std::string(hex);
-             }() +
-             " \r\n" + body.substr(10) + "\r\n";
+  chunked += "  " + hex(body.size() - 10) + " \r\n" + body.substr(10) + "\r\n";
   chunked += "0;last\r\nX-Trailer: t\r\nChecksum: 1\r\n\r\n";
   struct Case {
     const char* name;
@@ -150,7 +153,7 @@ TEST_CASE("HTTP parser: what is not HTTP is refused at once and quoted safely", 
   };
   const std::vector<Case> cases = {
       {std::string("\x16\x03\x01\x00\x05garbage", 12),
-       "did not answer with HTTP (it sent \"\\x16\""},
+       R"(did not answer with HTTP (it sent "\x16")"},
       {"SSH-2.0-OpenSSH", "did not answer with HTTP (it sent \"S\")"},
       {"HTTP/1.1 2x0 OK\r\n", "sent a malformed HTTP status line \"HTTP/1.1 2x0 OK\""},
       {"HTTP/1.1 200 OK\r\nno colon here\r\n", "sent a malformed header line"},

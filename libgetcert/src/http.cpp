@@ -141,7 +141,7 @@ Result<void> HttpResponseParser::feed_line_byte(char c) {
     if (!line_.empty() && line_.back() == '\r') line_.pop_back();
     std::string line = std::move(line_);
     line_.clear();
-    return on_line(std::move(line));
+    return on_line(line);
   }
   line_.push_back(c);
   if (line_.size() > kMaxHttpLine) {
@@ -159,7 +159,7 @@ Result<void> HttpResponseParser::feed_line_byte(char c) {
   return {};
 }
 
-Result<void> HttpResponseParser::on_line(std::string line) {
+Result<void> HttpResponseParser::on_line(const std::string& line) {
   switch (state_) {
     case State::status_line:
       return on_status_line(line);

@@ -68,7 +68,7 @@ class HttpResponseParser {
   };
 
   Result<void> feed_line_byte(char c);
-  Result<void> on_line(std::string line);
+  Result<void> on_line(const std::string& line);
   Result<void> on_status_line(const std::string& line);
   Result<void> on_header_line(const std::string& line);
   Result<void> on_chunk_size_line(const std::string& line);
