@@ -307,3 +307,40 @@ TEST_CASE("a certificate list over getcert's limit is named as getcert's limit, 
   CHECK_THAT(r.err, !Contains("rejected"));
   check_well_formed(r);
 }
+
+TEST_CASE("the missing-intermediate reason names the AIA URL that served it, not the first one",
+          "[cli]") {
+  REQUIRE_OPENSSL();
+  // A leaf whose first CA Issuers URL is gone (404) and whose second one works.
+  const getcert::test::TempDir dir;
+  const std::string key = dir / "leaf.key";
+  const std::string csr = dir / "leaf.csr";
+  const std::string ext = dir / "leaf.ext";
+  const std::string pem = dir / "leaf.pem";
+  getcert::test::openssl(
+      {"genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key});
+  getcert::test::openssl({"req", "-new", "-key", key, "-subj", "/CN=localhost", "-out", csr});
+  getcert::test::write_file(ext,
+                            "basicConstraints = critical, CA:FALSE\n"
+                            "extendedKeyUsage = serverAuth\n"
+                            "subjectAltName = DNS:localhost\n"
+                            "authorityInfoAccess = caIssuers;URI:http://127.0.0.1:18080/gone.der, "
+                            "caIssuers;URI:" +
+                                kAiaUrl + "\n");
+  getcert::test::openssl({"x509", "-req", "-in", csr, "-CA", pki("intermediate.pem"), "-CAkey",
+                          pki("intermediate.key"), "-set_serial", "0xa1a", "-days", "30", "-sha256",
+                          "-extfile", ext, "-out", pem});
+  HttpServer http;
+  http.serve("/intermediate.der", read_file(pki("intermediate.der")));
+  const auto server = getcert::test::start_openssl_server(getcert::test::ServedChain{pem, key});
+  const auto r = run_getcert(
+      {"localhost:" + std::to_string(server.port()), "--ca-file", pki("root.pem"), "-o", "json"});
+  INFO(explain(r));
+  CHECK(r.exit_code == kExitVerify);
+  const Json v = parse_json(r.out).at("verification");
+  CHECK(v.at("verdict") == "valid_only_with_aia_fetch");
+  REQUIRE_FALSE(v.at("errors").empty());
+  const std::string reason = v.at("errors")[0].at("reason");
+  CHECK_THAT(reason, Contains("it was fetched from " + kAiaUrl));
+  CHECK(http.requests() == std::vector<std::string>{"GET /gone.der", "GET /intermediate.der"});
+}
