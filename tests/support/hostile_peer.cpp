@@ -19,6 +19,12 @@ namespace getcert::test {
 HostilePeer::HostilePeer(Behavior behavior) : behavior_(behavior) { listen_on(0); }
 
 HostilePeer::HostilePeer(Script script, std::uint16_t port) : script_(std::move(script)) {
+  for (const Step& step : script_) {
+    const bool repeats = step.kind == Step::Kind::flood || step.kind == Step::Kind::drip;
+    if (repeats && step.bytes.empty()) {
+      throw std::logic_error("HostilePeer: a flood or drip step needs bytes to repeat");
+    }
+  }
   listen_on(port);
 }
 
