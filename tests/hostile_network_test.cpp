@@ -344,3 +344,45 @@ TEST_CASE("the missing-intermediate reason names the AIA URL that served it, not
   CHECK_THAT(reason, Contains("it was fetched from " + kAiaUrl));
   CHECK(http.requests() == std::vector<std::string>{"GET /gone.der", "GET /intermediate.der"});
 }
+
+TEST_CASE("hostile OCSP responders and CRL servers are warnings, within --timeout + 1 s", "[cli]") {
+  REQUIRE_OPENSSL();
+  struct Case {
+    const char* name;
+    Script ocsp;
+    Script crl;
+    const char* crl_says;
+  };
+  const std::vector<Case> cases = {
+      {"endless body, then a stall",
+       {{Kind::read_until, "\r\n\r\n", 0ms},
+        {Kind::send, "HTTP/1.1 200 OK\r\n\r\n", 0ms},
+        {Kind::flood, std::string(65536, '\x30'), 0ms}},
+       {{Kind::read_until, "\r\n\r\n", 0ms}, {Kind::hold, "", 0ms}},
+       "timed out"},
+      {"garbage, then a drip",
+       {{Kind::read_until, "\r\n\r\n", 0ms}, {Kind::send, "\x01\x02garbage\r\n\r\n", 0ms}},
+       {{Kind::read_until, "\r\n\r\n", 0ms}, {Kind::drip, "HTTP/1.1 200 OK\r\nX: y\r\n", 100ms}},
+       "timed out"},
+  };
+  const auto server = getcert::test::start_openssl_server(pki_chain("good"));
+  for (const auto& c : cases) {
+    INFO(c.name);
+    HostilePeer ocsp(c.ocsp, kPkiOcspPort);
+    HostilePeer crl(c.crl, kPkiHttpPort);
+    const auto r = run_getcert({"localhost:" + std::to_string(server.port()), "--ca-file",
+                                pki("root.pem"), "--check-revocation", "--timeout", "3s"});
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitOk);
+    CHECK(r.elapsed < 4s);
+    // The responder was asked (and failed); the warning reports the last source tried.
+    REQUIRE_FALSE(ocsp.client_hellos().empty());
+    CHECK(ocsp.client_hellos()[0].rfind("POST / HTTP/1.1\r\n", 0) == 0);
+    CHECK_THAT(r.err, Contains("the CRL server at http://127.0.0.1:18080") && Contains(c.crl_says));
+    CHECK_FALSE(r.out.empty());
+    for (const char ch : r.err) {
+      const auto u = static_cast<unsigned char>(ch);
+      CHECK((ch == '\n' || (u >= 0x20 && u != 0x7F)));
+    }
+  }
+}
