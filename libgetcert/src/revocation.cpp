@@ -226,10 +226,15 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
       last = r;
     }
   }
+  // When the CRL fails too, the responder's failure is kept: each party is named for its part.
+  const std::string ocsp_failure = last.source == "ocsp" ? last.detail : std::string();
   for (const auto& url : crls) {
     RevocationCheck r = check_crl(depth, url, ctx, share_of(ctx.deadline, planned--));
     if (r.status != "error") return r;
     last = r;
+  }
+  if (last.source == "crl" && !ocsp_failure.empty()) {
+    last.detail += "; OCSP failed first: " + ocsp_failure;
   }
   return last;
 }
