@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "getcert/fetch.hpp"
 #include "support/cli_checks.hpp"
@@ -386,4 +387,41 @@ TEST_CASE("connect() captures the chain without judging it; fetch() is connect +
   CHECK(fetched_result->verification.verdict == verified->verdict);
   CHECK(verified->verdict == getcert::Verdict::invalid);
   CHECK(fetched_result->verification.errors.size() == verified->errors.size());
+}
+
+TEST_CASE("a STARTTLS server or proxy that floods is connect_failed naming the cap, on time",
+          "[fetch]") {
+  using Kind = HostilePeer::Step::Kind;
+  HostilePeer smtp(HostilePeer::Script{{Kind::flood, "220-more\r\n", 0ms}});
+  HostilePeer proxy(HostilePeer::Script{{Kind::read_until, "\r\n\r\n", 0ms},
+                                        {Kind::send, "HTTP/1.1 200 OK\r\n", 0ms},
+                                        {Kind::flood, "X-More: yes\r\n", 0ms}});
+  auto smtp_options = trusting_test_root();
+  smtp_options.connect.timeout = 2s;
+  smtp_options.connect.starttls = getcert::StartTls::smtp;
+  auto proxy_options = trusting_test_root();
+  proxy_options.connect.timeout = 2s;
+  proxy_options.connect.proxy = "http://" + at(proxy.port());
+  struct Case {
+    const char* name;
+    std::string target;
+    const FetchOptions& options;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"SMTP", at(smtp.port()), smtp_options,
+       "SMTP server sent more than 100 lines before answering"},
+      {"proxy", "localhost:443", proxy_options,
+       "proxy " + at(proxy.port()) + " sent more than 100 lines before answering"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = getcert::fetch(c.target, c.options);
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::connect_failed);
+    CHECK_THAT(r.error().message, Contains(c.says));
+    CHECK(elapsed < 3s);  // the limit + 1 s: a correctness bound, not a speed test
+  }
 }

@@ -6,12 +6,13 @@
 namespace getcert::detail {
 
 Result<std::vector<Certificate>> download_issuers(const std::string& url,
-                                                  std::chrono::milliseconds timeout) {
-  auto body = http_get(url, timeout);
+                                                  Clock::time_point deadline) {
+  auto body = http_fetch({url, "AIA server", {}, {}}, deadline);
   if (!body) return tl::unexpected(body.error());
   auto certs = parse_certificates(*body);
   if (!certs) {
-    return fail(Errc::malformed_input, url + " did not serve a certificate (DER, PEM or PKCS#7)");
+    return fail(Errc::malformed_input,
+                "the AIA server at " + url + " did not serve a certificate (DER, PEM or PKCS#7)");
   }
   return certs;
 }

@@ -36,6 +36,29 @@ int millis_until(Clock::time_point deadline) {
       std::clamp<std::int64_t>(left.count(), 0, std::int64_t{24} * 3600 * 1000));
 }
 
+int poll_until(int fd, short events, Clock::time_point deadline) {
+  pollfd pfd{fd, events, 0};
+  int rc = 0;
+  do {
+    rc = ::poll(&pfd, 1, millis_until(deadline));
+  } while (rc < 0 && errno == EINTR);
+  return rc;
+}
+
+Clock::time_point share_of(Clock::time_point deadline, std::size_t parts) {
+  const auto now = Clock::now();
+  if (now >= deadline) return deadline;
+  const auto left = deadline - now;
+  const auto even = left / static_cast<std::int64_t>(std::max<std::size_t>(parts, 1));
+  return now + std::max<Clock::duration>(even, std::min<Clock::duration>(left, kMinShare));
+}
+
+std::string duration_text(std::chrono::milliseconds ms) {
+  const auto count = ms.count();
+  if (count % 1000 == 0) return std::to_string(count / 1000) + " s";
+  return std::to_string(count) + " ms";
+}
+
 namespace {
 
 struct AddrinfoDeleter {
@@ -52,12 +75,6 @@ struct Lookup {
   int rc = 0;
   AddrinfoPtr result;
 };
-
-std::string seconds_text(std::chrono::milliseconds ms) {
-  const auto count = ms.count();
-  if (count % 1000 == 0) return std::to_string(count / 1000) + " s";
-  return std::to_string(count) + " ms";
-}
 
 Result<AddrinfoPtr> resolve(const std::string& host, std::uint16_t port, Clock::time_point deadline,
                             std::chrono::milliseconds budget) {
@@ -88,7 +105,7 @@ Result<AddrinfoPtr> resolve(const std::string& host, std::uint16_t port, Clock::
 
   std::unique_lock<std::mutex> lock(lookup->mutex);
   if (!lookup->done_cv.wait_until(lock, deadline, [&] { return lookup->done; })) {
-    return fail(Errc::timeout, "resolving '" + host + "' timed out after " + seconds_text(budget));
+    return fail(Errc::timeout, "resolving '" + host + "' timed out after " + duration_text(budget));
   }
   if (lookup->rc != 0) {
     const bool unknown = lookup->rc == EAI_NONAME || lookup->rc == EAI_NODATA;
@@ -116,11 +133,7 @@ int connect_one(const addrinfo* ai, Clock::time_point until, UniqueFd& out) {
   if (fd.get() < 0) return errno;
   if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
     if (errno != EINPROGRESS) return errno;
-    pollfd pfd{fd.get(), POLLOUT, 0};
-    int rc = 0;
-    do {
-      rc = ::poll(&pfd, 1, millis_until(until));
-    } while (rc < 0 && errno == EINTR);
+    const int rc = poll_until(fd.get(), POLLOUT, until);
     if (rc == 0) return ETIMEDOUT;
     if (rc < 0) return errno;
     int so_error = 0;
@@ -157,7 +170,7 @@ Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::
   }
   if (Clock::now() >= deadline) {
     return fail(Errc::timeout, "connecting to " + target + " timed out after " +
-                                   seconds_text(budget) +
+                                   duration_text(budget) +
                                    (tried.empty() ? "" : " (" + tried + ")"));
   }
   if (any_timeout) {

@@ -3,10 +3,33 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
 namespace getcert::detail {
+
+Result<std::size_t> LineAssembler::take(std::string_view bytes) {
+  if (complete_) return 0;
+  const auto lf = bytes.find('\n');
+  const std::size_t took = lf == std::string_view::npos ? bytes.size() : lf + 1;
+  const std::string_view text = bytes.substr(0, lf == std::string_view::npos ? took : lf);
+  if (line_.size() + text.size() > kMaxReplyLine) {
+    return fail(Errc::limit_exceeded,
+                "sent a line longer than " + std::to_string(kMaxReplyLine / 1024) + " KiB");
+  }
+  line_.append(text);
+  complete_ = lf != std::string_view::npos;
+  return took;
+}
+
+std::string LineAssembler::pop() {
+  std::string out = std::move(line_);
+  line_.clear();
+  complete_ = false;
+  if (!out.empty() && out.back() == '\r') out.pop_back();
+  return out;
+}
 
 LineChannel::LineChannel(int fd, Clock::time_point deadline, std::string peer, std::string exchange,
                          Errc closed_code)
@@ -19,6 +42,7 @@ LineChannel::LineChannel(int fd, Clock::time_point deadline, std::string peer, s
 Result<void> LineChannel::send(const std::string& data) {
   std::size_t off = 0;
   while (off < data.size()) {
+    if (Clock::now() >= deadline_) return tl::unexpected(timed_out());
     const ssize_t n = ::send(fd_, data.data() + off, data.size() - off, MSG_NOSIGNAL);
     if (n > 0) {
       off += static_cast<std::size_t>(n);
@@ -31,52 +55,64 @@ Result<void> LineChannel::send(const std::string& data) {
 }
 
 Result<std::string> LineChannel::read_line() {
-  std::string line;
-  for (;;) {
-    char c = 0;
-    const ssize_t n = ::recv(fd_, &c, 1, 0);
-    if (n == 1) {
-      if (c == '\n') break;
-      if (c != '\r') line.push_back(c);
-      if (line.size() > 4096) return fail(closed_code_, peer_ + " sent an overlong line");
+  // Peek, then consume exactly the bytes up to the LF: everything before it is this line's,
+  // everything after it may be the server's first TLS record.
+  LineAssembler line;
+  std::array<char, 1024> buf{};
+  while (!line.complete()) {
+    if (Clock::now() >= deadline_) return tl::unexpected(timed_out());
+    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_PEEK);
+    if (n > 0) {
+      auto took = line.take(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+      if (!took) return tl::unexpected(peer_fault(took.error()));
+      const ssize_t consumed = ::recv(fd_, buf.data(), *took, 0);
+      if (consumed != static_cast<ssize_t>(*took)) return tl::unexpected(io_failure());
       continue;
     }
     if (n == 0) return tl::unexpected(closed());
-    if (errno != EAGAIN && errno != EINTR) return tl::unexpected(io_failure());
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return tl::unexpected(io_failure());
     if (auto ok = wait(POLLIN); !ok) return tl::unexpected(ok.error());
   }
-  return line;
+  return line.pop();
 }
 
 Result<std::string> LineChannel::read_bytes(std::size_t count) {
   std::string out;
+  std::array<char, 256> buf{};
   while (out.size() < count) {
-    char c = 0;
-    const ssize_t n = ::recv(fd_, &c, 1, 0);
-    if (n == 1) {
-      out.push_back(c);
+    if (Clock::now() >= deadline_) return tl::unexpected(timed_out());
+    const ssize_t n = ::recv(fd_, buf.data(), std::min(buf.size(), count - out.size()), 0);
+    if (n > 0) {
+      out.append(buf.data(), static_cast<std::size_t>(n));
       continue;
     }
     if (n == 0) return tl::unexpected(closed());
-    if (errno != EAGAIN && errno != EINTR) return tl::unexpected(io_failure());
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return tl::unexpected(io_failure());
     if (auto ok = wait(POLLIN); !ok) return tl::unexpected(ok.error());
   }
   return out;
 }
 
+Error LineChannel::peer_fault(const Error& what) const {
+  return {Errc::connect_failed, peer_ + " " + what.message + " during " + exchange_};
+}
+
 Result<void> LineChannel::wait(short events) {
-  pollfd pfd{fd_, events, 0};
-  int rc = 0;
-  do {
-    rc = ::poll(&pfd, 1, millis_until(deadline_));
-  } while (rc < 0 && errno == EINTR);
-  if (rc == 0) return fail(Errc::timeout, peer_ + " did not answer " + exchange_ + " in time");
+  const int rc = poll_until(fd_, events, deadline_);
+  if (rc == 0) return tl::unexpected(timed_out());
   if (rc < 0) return tl::unexpected(io_failure());
   return {};
 }
 
+Error LineChannel::timed_out() const {
+  return {Errc::timeout, peer_ + " did not answer " + exchange_ + " in time (--timeout)"};
+}
+
+// A reset or similar: the network failed, not a local file.
 Error LineChannel::io_failure() const {
-  return {Errc::io_error, exchange_ + " with " + peer_ + " failed: " + std::strerror(errno)};
+  return {Errc::connect_failed, exchange_ + " with " + peer_ + " failed: " + std::strerror(errno)};
 }
 
 Error LineChannel::closed() const {

@@ -1,6 +1,7 @@
 #include "detail/proxy.hpp"
 
 #include "detail/line_channel.hpp"
+#include "detail/replies.hpp"
 #include "detail/x509_util.hpp"
 
 namespace getcert::detail {
@@ -50,21 +51,20 @@ Result<Connection> dial_via_proxy(const ProxyUrl& proxy, const Endpoint& target,
   request += "\r\n";
   if (auto sent = ch.send(request); !sent) return tl::unexpected(sent.error());
 
-  auto status = ch.read_line();
-  if (!status) return tl::unexpected(status.error());
-  // "HTTP/1.1 200 Connection established"
-  const auto space = status->find(' ');
-  const std::string code = space == std::string::npos ? "" : status->substr(space + 1, 3);
-  for (;;) {  // the headers end with an empty line; after it the tunnel is open
-    auto header = ch.read_line();
-    if (!header) return tl::unexpected(header.error());
-    if (header->empty()) break;
+  ProxyReply reply;
+  for (;;) {
+    auto line = ch.read_line();
+    if (!line) return tl::unexpected(line.error());
+    auto complete = reply.add(std::move(*line));
+    if (!complete) return tl::unexpected(ch.peer_fault(complete.error()));
+    if (*complete) break;
   }
-  if (status->rfind("HTTP/", 0) != 0 || code.size() != 3 || code[0] != '2') {
-    const std::string hint =
-        code == "407" ? " (it wants credentials: --proxy http://user:password@host:port)" : "";
+  if (!reply.established()) {
+    const std::string hint = reply.code() == "407"
+                                 ? " (it wants credentials: --proxy http://user:password@host:port)"
+                                 : "";
     return fail(Errc::connect_failed, "proxy " + proxy.display + " refused to connect to " + where +
-                                          ": \"" + status->substr(0, 80) + "\"" + hint);
+                                          ": " + quote_peer(reply.status_line()) + hint);
   }
   return conn;
 }

@@ -64,13 +64,14 @@ std::string reason_text(int reason) {
   return OCSP_crl_reason_str(reason);
 }
 
-RevocationCheck check_crl(int depth, const std::string& url, const RevocationContext& ctx) {
+RevocationCheck check_crl(int depth, const std::string& url, const RevocationContext& ctx,
+                          Clock::time_point request_deadline) {
   RevocationCheck r;
   r.depth = depth;
   r.source = "crl";
   r.url = url;
   if (remaining(ctx).count() == 0) return failed(r, "no time left for the CRL (--timeout)");
-  auto body = http_get(url, remaining(ctx));
+  auto body = http_fetch({url, "CRL server", {}, {}}, request_deadline);
   if (!body) return failed(r, body.error().message);
   clear_errors();
   const unsigned char* p = body->data();
@@ -196,6 +197,8 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
   last.source = "none";
   last.status = RevocationStatus::none;
   last.detail = "the certificate names no OCSP responder and no CRL distribution point";
+  const auto crls = crl_urls(cert);
+  std::size_t planned = crls.size() + (model ? model->ocsp_urls.size() : 0);
   if (model) {
     for (const auto& url : model->ocsp_urls) {
       clear_errors();
@@ -214,21 +217,26 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
                    "no time left for OCSP (--timeout)");
         break;
       }
-      auto answer = http_post(url, "application/ocsp-request", body, remaining(ctx));
-      RevocationCheck r =
-          answer ? check_ocsp_response(*answer, depth, ctx, "ocsp", url)
-                 : failed(
-                       RevocationCheck{
-                           depth, "ocsp", url, RevocationStatus::error, "", {}, {}, {}, {}},
-                       answer.error().message);
+      auto answer = http_fetch({url, "OCSP responder", "application/ocsp-request", body},
+                               share_of(ctx.deadline, planned--));
+      RevocationCheck r = answer
+                              ? check_ocsp_response(*answer, depth, ctx, "ocsp", url)
+                              : failed(RevocationCheck{depth, "ocsp", url, RevocationStatus::error, "",
+                                                       {}, {}, {}, {}},
+                                       answer.error().message);
       if (r.status != RevocationStatus::error) return r;
       last = r;
     }
   }
-  for (const auto& url : crl_urls(cert)) {
-    RevocationCheck r = check_crl(depth, url, ctx);
+  // When the CRL fails too, the responder's failure is kept: each party is named for its part.
+  const std::string ocsp_failure = last.source == "ocsp" ? last.detail : std::string();
+  for (const auto& url : crls) {
+    RevocationCheck r = check_crl(depth, url, ctx, share_of(ctx.deadline, planned--));
     if (r.status != RevocationStatus::error) return r;
     last = r;
+  }
+  if (last.source == "crl" && !ocsp_failure.empty()) {
+    last.detail += "; OCSP failed first: " + ocsp_failure;
   }
   return last;
 }

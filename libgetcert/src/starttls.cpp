@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "detail/line_channel.hpp"
+#include "detail/replies.hpp"
 #include "detail/starttls.hpp"
 
 namespace getcert::detail {
@@ -14,17 +15,27 @@ namespace {
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 Error refused(const LineChannel& ch, const std::string& answer) {
-  return {Errc::not_tls, ch.peer() + " did not accept the switch to TLS (it answered \"" +
-                             answer.substr(0, 80) + "\")"};
+  return {Errc::not_tls,
+          ch.peer() + " did not accept the switch to TLS (it answered " + quote_peer(answer) + ")"};
 }
 
-// SMTP replies may span lines: "250-..." continues, "250 ..." ends.
-Result<std::string> smtp_reply(LineChannel& ch) {
+// Reads lines into `reply` until it is complete (Reply: MultilineReply, TaggedReply).
+template <class Reply>
+Result<void> read_reply(LineChannel& ch, Reply& reply) {
   for (;;) {
     auto line = ch.read_line();
-    if (!line) return line;
-    if (line->size() < 4 || (*line)[3] != '-') return line;
+    if (!line) return tl::unexpected(line.error());
+    auto complete = reply.add(std::move(*line));
+    if (!complete) return tl::unexpected(ch.peer_fault(complete.error()));
+    if (*complete) return {};
   }
+}
+
+// SMTP replies may span lines: "250-..." continues, "250 ..." ends. Returns the last line.
+Result<std::string> smtp_reply(LineChannel& ch) {
+  MultilineReply reply;
+  if (auto ok = read_reply(ch, reply); !ok) return tl::unexpected(ok.error());
+  return reply.last();
 }
 
 Result<void> smtp(LineChannel& ch) {
@@ -47,12 +58,10 @@ Result<void> imap(LineChannel& ch) {
   if (!greeting) return tl::unexpected(greeting.error());
   if (!starts_with(*greeting, "* OK")) return tl::unexpected(refused(ch, *greeting));
   if (auto ok = ch.send("g1 STARTTLS\r\n"); !ok) return ok;
-  for (;;) {  // untagged lines may come first
-    auto line = ch.read_line();
-    if (!line) return tl::unexpected(line.error());
-    if (starts_with(*line, "g1 OK")) return {};
-    if (starts_with(*line, "g1 ")) return tl::unexpected(refused(ch, *line));
-  }
+  TaggedReply reply("g1");  // untagged lines may come first
+  if (auto ok = read_reply(ch, reply); !ok) return ok;
+  if (!reply.ok()) return tl::unexpected(refused(ch, reply.last()));
+  return {};
 }
 
 Result<void> pop3(LineChannel& ch) {

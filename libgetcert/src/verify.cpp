@@ -305,9 +305,12 @@ bool same_certificate(const Certificate& a, const Certificate& b) {
 }
 
 // Downloads missing issuers by following CA Issuers URLs upward from where the path broke.
+// `gap_url` becomes the URL the gap's own issuer came from, or the last one that failed for it.
 std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
                                                detail::Clock::time_point deadline,
-                                               std::vector<std::string>& notes) {
+                                               bool revocation_planned,
+                                               std::vector<std::string>& notes,
+                                               std::string& gap_url) {
   std::vector<Certificate> fetched;
   constexpr int kMaxDownloads = 4;
   const int top = sk_X509_num(path.chain.get()) - 1;
@@ -320,13 +323,16 @@ std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
       break;
     }
     std::optional<Certificate> issuer;
+    std::size_t urls_left = current.ca_issuers_urls.size();
     for (const auto& url : current.ca_issuers_urls) {
-      const auto left = std::chrono::milliseconds(detail::millis_until(deadline));
-      if (left.count() == 0) {
+      if (i == 0) gap_url = url;
+      if (detail::millis_until(deadline) == 0) {
         notes.push_back("no time left to fetch the issuer of '" + current.display_name() + "'");
         break;
       }
-      auto got = detail::download_issuers(url, left);
+      // The revocation checks that follow a completed chain keep a share of the budget.
+      auto got = detail::download_issuers(
+          url, detail::share_of(deadline, urls_left-- + (revocation_planned ? 1 : 0)));
       if (!got) {
         notes.push_back("fetching the issuer of '" + current.display_name() +
                         "' failed: " + got.error().message);
@@ -344,17 +350,16 @@ std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
   return fetched;
 }
 
-std::string first_url(const Certificate& c) {
-  return c.ca_issuers_urls.empty() ? std::string() : c.ca_issuers_urls.front();
-}
-
 VerifyProblem missing_intermediate(int depth, const Certificate& child, bool completed,
-                                   bool fetch_tried) {
+                                   bool fetch_tried, const std::string& fetched_from) {
   VerifyProblem p;
   p.depth = depth;
   p.code = ProblemCode::missing_intermediate;
   const std::string issuer = "'" + (child.issuer_cn.empty() ? child.issuer : child.issuer_cn) + "'";
-  const std::string url = first_url(child);
+  // Name the URL that was actually used (or failed), not merely the first one listed.
+  const std::string url = !fetched_from.empty()           ? fetched_from
+                          : child.ca_issuers_urls.empty() ? std::string()
+                                                          : child.ca_issuers_urls.front();
   p.reason = "server did not send the intermediate " + issuer;
   if (completed) {
     p.reason += "; it was fetched from " + url +
@@ -382,13 +387,15 @@ void check_revocation_evidence(Verification& v, const VerifyOptions& options, X5
                                detail::Clock::time_point network_deadline) {
   const int n = sk_X509_num(chain);
   if (n < 2) return;
-  const detail::RevocationContext ctx{store, chain, now, network_deadline};
+  detail::RevocationContext ctx{store, chain, now, network_deadline};
   if (!options.ocsp_staple.empty()) {
     v.revocation.push_back(
         detail::check_ocsp_response(options.ocsp_staple, 0, ctx, "ocsp-staple", ""));
   }
   if (options.check_revocation) {
     for (int depth = 0; depth + 1 < n; ++depth) {
+      // Each certificate's sources share what is left with the certificates still to check.
+      ctx.deadline = detail::share_of(network_deadline, static_cast<std::size_t>(n - 1 - depth));
       v.revocation.push_back(detail::check_online(depth, ctx));
     }
   }
@@ -664,8 +671,10 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
     auto child = certificate_from_x509(gap->cert.get());
     if (!child) return tl::unexpected(child.error());
     std::vector<std::string> notes;
+    std::string gap_url;
     if (options.fetch_missing) {
-      v.fetched_intermediates = fetch_missing_issuers(*path, network_deadline, notes);
+      v.fetched_intermediates =
+          fetch_missing_issuers(*path, network_deadline, options.check_revocation, notes, gap_url);
       if (!v.fetched_intermediates.empty()) {
         for (const auto& c : v.fetched_intermediates) {
           X509Ptr h = x509_from_certificate(c);
@@ -678,7 +687,8 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
         if (completed) path = std::move(again);
       }
     }
-    gap_problem = missing_intermediate(gap_depth, *child, completed, options.fetch_missing);
+    gap_problem =
+        missing_intermediate(gap_depth, *child, completed, options.fetch_missing, gap_url);
     // Notes explain a failed completion; after a success they are noise.
     if (!completed) {
       for (auto& n : notes) {

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -10,21 +11,50 @@
 #include <cerrno>
 #include <chrono>
 #include <stdexcept>
+#include <string_view>
+#include <thread>
 
 namespace getcert::test {
 
-HostilePeer::HostilePeer(Behavior behavior) : behavior_(behavior) {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+HostilePeer::HostilePeer(Behavior behavior) : behavior_(behavior) { listen_on(0); }
+
+HostilePeer::HostilePeer(Script script, std::uint16_t port) : script_(std::move(script)) {
+  for (const Step& step : script_) {
+    const bool repeats = step.kind == Step::Kind::flood || step.kind == Step::Kind::drip;
+    if (repeats && step.bytes.empty()) {
+      throw std::logic_error("HostilePeer: a flood or drip step needs bytes to repeat");
+    }
+  }
+  listen_on(port);
+}
+
+void HostilePeer::listen_on(std::uint16_t port) {
+  if (::pipe2(wake_fds_, O_CLOEXEC) != 0) throw std::runtime_error("HostilePeer: pipe2 failed");
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof sin;
-  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sin), len) != 0 ||
-      ::listen(listen_fd_, 16) != 0 ||
-      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&sin), &len) != 0 ||
-      ::pipe2(wake_fds_, O_CLOEXEC) != 0) {
+  for (;;) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int one = 1;
+    if (port != 0) ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sin = {};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(port);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    len = sizeof sin;
+    if (listen_fd_ >= 0 && ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sin), len) == 0 &&
+        ::listen(listen_fd_, 16) == 0 &&
+        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&sin), &len) == 0) {
+      break;
+    }
     if (listen_fd_ >= 0) ::close(listen_fd_);
-    throw std::runtime_error("HostilePeer: cannot listen on 127.0.0.1");
+    listen_fd_ = -1;
+    if (port == 0 || std::chrono::steady_clock::now() >= give_up) {
+      ::close(wake_fds_[0]);
+      ::close(wake_fds_[1]);
+      throw std::runtime_error("HostilePeer: cannot listen on 127.0.0.1:" + std::to_string(port));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   port_ = ntohs(sin.sin_port);
   thread_ = std::thread([this] { serve(); });
@@ -85,7 +115,79 @@ std::string HostilePeer::read_hello(int fd) {
   return bytes;
 }
 
+bool HostilePeer::send_all(int fd, std::string_view data) {
+  std::size_t off = 0;
+  while (off < data.size()) {
+    const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      off += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EINTR) return false;  // the client went away
+    // A client that stopped reading: wait for room, or for the destructor.
+    pollfd fds[2] = {{fd, POLLOUT, 0}, {wake_fds_[0], POLLIN, 0}};
+    if (::poll(fds, 2, 1000) < 0 && errno != EINTR) return false;
+    if ((fds[1].revents & POLLIN) != 0) return false;
+  }
+  return true;
+}
+
+bool HostilePeer::play(int fd) {
+  using Kind = Step::Kind;
+  // Sleeps `ms` unless told to stop; false when stopping.
+  auto pause = [this](std::chrono::milliseconds ms) {
+    if (ms.count() == 0) return true;
+    pollfd wake{wake_fds_[0], POLLIN, 0};
+    return ::poll(&wake, 1, static_cast<int>(ms.count())) == 0;
+  };
+  for (const Step& step : script_) {
+    switch (step.kind) {
+      case Kind::read_until: {
+        std::string got;
+        char buf[4096];
+        while (got.find(step.bytes) == std::string::npos && got.size() < 65536) {
+          if (!wait_readable(fd, 5000)) return true;
+          const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+          if (n <= 0) return true;
+          got.append(buf, static_cast<std::size_t>(n));
+        }
+        const std::lock_guard<std::mutex> lock(mutex_);
+        hellos_.push_back(got);
+        break;
+      }
+      case Kind::send:
+        if (!pause(step.delay) || !send_all(fd, step.bytes)) return true;
+        break;
+      case Kind::send_bytewise:
+        for (const char c : step.bytes) {
+          if (!pause(step.delay) || !send_all(fd, std::string_view(&c, 1))) return true;
+        }
+        break;
+      case Kind::flood:
+        while (send_all(fd, step.bytes)) {
+        }
+        return true;
+      case Kind::drip:
+        for (std::size_t i = 0;; i = (i + 1) % step.bytes.size()) {
+          if (!pause(step.delay) || !send_all(fd, std::string_view(&step.bytes[i], 1))) {
+            return true;
+          }
+        }
+      case Kind::hold: {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        held_.push_back(fd);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 void HostilePeer::handle(int fd) {
+  {
+    const int one = 1;  // byte-wise writes must reach the client as separate segments
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
   // Drains what the client sends until it closes (bounded), so our close() sends a FIN
   // rather than a reset that could destroy the answer before the client reads it.
   auto linger_until_client_closes = [this, fd] {
@@ -93,14 +195,14 @@ void HostilePeer::handle(int fd) {
     while (wait_readable(fd, 5000) && ::recv(fd, buf, sizeof buf, 0) > 0) {
     }
   };
-  auto send_all = [fd](const std::string& data) {
-    std::size_t off = 0;
-    while (off < data.size()) {
-      const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) return;
-      off += static_cast<std::size_t>(n);
-    }
-  };
+  auto send_all = [this, fd](const std::string& data) { (void)this->send_all(fd, data); };
+  if (!script_.empty()) {
+    if (!play(fd)) return;  // held open
+    ::shutdown(fd, SHUT_WR);
+    linger_until_client_closes();
+    ::close(fd);
+    return;
+  }
   switch (behavior_) {
     case Behavior::silent: {
       (void)read_hello(fd);

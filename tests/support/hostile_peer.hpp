@@ -1,14 +1,17 @@
 #pragma once
 
 // In-process TCP peers that misbehave the way real non-TLS or broken services do. Each binds
-// 127.0.0.1 on a kernel-chosen port before the constructor returns (no port race), serves on
-// its own thread, and stops and joins in the destructor.
+// 127.0.0.1 before the constructor returns (a kernel-chosen port, so no race, unless a fixed
+// one is asked for), serves connections one after another on its own thread, and stops and
+// joins in the destructor, even while it is flooding, dripping or stalling a client.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -25,7 +28,27 @@ class HostilePeer {
     garbage,            // reads the ClientHello, answers with bytes that are not TLS
   };
 
+  // One step of a scripted conversation (HTTP servers, STARTTLS servers, proxies...).
+  struct Step {
+    enum class Kind {
+      read_until,     // read until `bytes` (e.g. "\r\n\r\n", "\n") has arrived
+      send,           // send `bytes` in one write, after `delay`
+      send_bytewise,  // send `bytes` one byte per write (with `delay` between bytes)
+      flood,          // send `bytes` over and over until the client goes away
+      drip,           // send `bytes` cyclically, one byte every `delay`, until the client goes away
+      hold,           // keep the connection open and silent until the peer is destroyed
+    };
+    Kind kind;
+    std::string bytes;
+    std::chrono::milliseconds delay{0};
+  };
+  using Script = std::vector<Step>;
+
   explicit HostilePeer(Behavior behavior);
+  // Plays `script` on every connection, then closes it (after the client did). port 0: a
+  // kernel-chosen port; otherwise that port, waiting up to 10 s for it to become free (the
+  // test PKI's fixed AIA/OCSP ports: such tests need the pki_fixed_ports lock).
+  explicit HostilePeer(Script script, std::uint16_t port = 0);
   HostilePeer(const HostilePeer&) = delete;
   HostilePeer& operator=(const HostilePeer&) = delete;
   ~HostilePeer();
@@ -40,14 +63,20 @@ class HostilePeer {
   std::vector<std::string> client_hellos() const;
 
  private:
+  void listen_on(std::uint16_t port);
   void serve();
   void handle(int fd);
+  // Plays the script; false when the connection was handed to held_ (it stays open).
+  bool play(int fd);
+  // Sends all of data unless the client went away or stop was asked; false then.
+  bool send_all(int fd, std::string_view data);
   // Reads until one whole TLS record (or 4 KiB of anything) arrived, the peer closed, or stop.
   std::string read_hello(int fd);
   // Waits until fd is readable or stop() was called; false on stop or timeout.
   bool wait_readable(int fd, int timeout_ms);
 
-  Behavior behavior_;
+  Behavior behavior_ = Behavior::silent;
+  Script script_;
   int listen_fd_ = -1;
   int wake_fds_[2] = {-1, -1};
   std::uint16_t port_ = 0;

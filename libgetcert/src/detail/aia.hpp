@@ -7,13 +7,15 @@
 #include <string>
 #include <vector>
 
+#include "detail/dial.hpp"
 #include "getcert/certificate.hpp"
 #include "getcert/error.hpp"
 
 namespace getcert::detail {
 
-// Certificates found at `url`: a DER or PEM certificate, or a certs-only PKCS#7 (DER or PEM).
+// Certificates found at `url` before `deadline`: a DER or PEM certificate, or a certs-only
+// PKCS#7 (DER or PEM).
 Result<std::vector<Certificate>> download_issuers(const std::string& url,
-                                                  std::chrono::milliseconds timeout);
+                                                  Clock::time_point deadline);
 
 }  // namespace getcert::detail

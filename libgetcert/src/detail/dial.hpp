@@ -42,6 +42,19 @@ struct Connection {
 // Milliseconds left until deadline (0 when passed), capped to fit poll().
 int millis_until(Clock::time_point deadline);
 
+// poll() on one fd until it is ready for `events` or the deadline passes, retrying EINTR:
+// > 0 ready, 0 deadline passed, < 0 failed (errno set).
+int poll_until(int fd, short events, Clock::time_point deadline);
+
+// A request that hangs can spend no more than its share: a slice of what is left until
+// `deadline`, split evenly among the `parts` requests still planned (this one included), but at
+// least kMinShare when that much is left, so a slow first source still has a fair try.
+inline constexpr std::chrono::milliseconds kMinShare{1000};
+Clock::time_point share_of(Clock::time_point deadline, std::size_t parts);
+
+// "2 s", "1500 ms": a budget as messages show it.
+std::string duration_text(std::chrono::milliseconds ms);
+
 // Resolves host (skipping DNS for IP literals) and connects to each address in turn, v6 and v4
 // as the resolver orders them, each attempt bounded by connect_timeout and the deadline.
 Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::time_point deadline,

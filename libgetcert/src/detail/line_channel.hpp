@@ -1,15 +1,36 @@
 #pragma once
 
 // Line-oriented I/O on a connected non-blocking socket with one deadline, for the plain-text
-// exchanges before TLS (STARTTLS preambles, proxy CONNECT). Reads one byte at a time so that
-// nothing of the TLS handshake that follows is consumed.
+// exchanges before TLS (STARTTLS preambles, proxy CONNECT). Never consumes a byte past the
+// line it returns: the TLS handshake that follows must find its first byte in the socket.
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "detail/dial.hpp"
 #include "getcert/error.hpp"
 
 namespace getcert::detail {
+
+// One line from a plain-text peer. SMTP allows 512 bytes, IMAP capability lines run to about
+// 1 KiB; 4 KiB fits every real server and bounds what a hostile one makes us hold.
+inline constexpr std::size_t kMaxReplyLine = 4096;
+
+// Collects one LF-terminated line from bytes however they arrive. Pure: no I/O.
+class LineAssembler {
+ public:
+  // Takes bytes up to and including the first LF and returns how many it took (the rest
+  // belongs to what follows the line). Fails with limit_exceeded past kMaxReplyLine.
+  Result<std::size_t> take(std::string_view bytes);
+  bool complete() const noexcept { return complete_; }
+  // The completed line without its CR LF; starts the next one.
+  std::string pop();
+
+ private:
+  std::string line_;
+  bool complete_ = false;
+};
 
 class LineChannel {
  public:
@@ -20,14 +41,20 @@ class LineChannel {
               Errc closed_code);
 
   Result<void> send(const std::string& data);
-  // One line without its CR LF. Lines over 4 KiB are refused.
+  // One line without its CR LF. Lines over kMaxReplyLine are refused (connect_failed).
   Result<std::string> read_line();
   Result<std::string> read_bytes(std::size_t count);
 
   const std::string& peer() const noexcept { return peer_; }
+  // A broken rule of the exchange (too many lines...), blamed on the peer: connect_failed, so
+  // the user sees a network-class failure naming who misbehaved.
+  Error peer_fault(const Error& what) const;
 
  private:
+  // Waits until fd is ready or the deadline passes. The deadline is also checked before every
+  // read, so a peer that keeps sending cannot outlive it.
   Result<void> wait(short events);
+  Error timed_out() const;
   Error io_failure() const;
   Error closed() const;
 

@@ -1,0 +1,97 @@
+// The pre-TLS reply readers without a socket: lines assembled from bytes however they arrive,
+// SMTP multi-line replies, IMAP tagged completions, proxy CONNECT answers, their line cap, and
+// how peer text is quoted in messages.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "detail/line_channel.hpp"
+#include "detail/replies.hpp"
+
+using Catch::Matchers::Contains;
+using getcert::Errc;
+using getcert::detail::kMaxReplyLine;
+using getcert::detail::kMaxReplyLines;
+using getcert::detail::LineAssembler;
+using getcert::detail::MultilineReply;
+using getcert::detail::ProxyReply;
+using getcert::detail::quote_peer;
+using getcert::detail::TaggedReply;
+
+TEST_CASE("line assembler: takes bytes up to the LF only, strips CR, caps the length",
+          "[starttls]") {
+  LineAssembler a;
+  auto took = a.take("220 hel");
+  REQUIRE(took);
+  CHECK(*took == 7);
+  CHECK_FALSE(a.complete());
+  took = a.take("lo\r\n\x16\x03\x01");  // what follows the LF is the TLS handshake's
+  REQUIRE(took);
+  CHECK(*took == 4);
+  REQUIRE(a.complete());
+  CHECK(a.pop() == "220 hello");
+  CHECK_FALSE(a.complete());
+
+  LineAssembler long_line;
+  REQUIRE(long_line.take(std::string(kMaxReplyLine, 'a')));
+  auto over = long_line.take("b");
+  REQUIRE_FALSE(over);
+  CHECK(over.error().code == Errc::limit_exceeded);
+  CHECK(over.error().message == "sent a line longer than 4 KiB");
+}
+
+TEST_CASE("SMTP replies: dashes continue, a space ends, more than 100 lines is refused",
+          "[starttls]") {
+  MultilineReply reply;
+  CHECK(reply.add("250-first") == false);
+  CHECK(reply.add("250-SIZE 1000") == false);
+  CHECK(reply.add("250 STARTTLS") == true);
+  CHECK(reply.last() == "250 STARTTLS");
+
+  MultilineReply flood;
+  for (int i = 0; i < kMaxReplyLines; ++i) REQUIRE(flood.add("220-again") == false);
+  auto over = flood.add("220-again");
+  REQUIRE_FALSE(over);
+  CHECK(over.error().message == "sent more than 100 lines before answering");
+}
+
+TEST_CASE("IMAP replies: untagged lines until the tag, then OK or not", "[starttls]") {
+  TaggedReply ok("g1");
+  CHECK(ok.add("* CAPABILITY IMAP4rev1") == false);
+  CHECK(ok.add("g10 OK not ours") == false);
+  CHECK(ok.add("g1 OK Begin TLS") == true);
+  CHECK(ok.ok());
+
+  TaggedReply no("g1");
+  CHECK(no.add("g1 NO not now") == true);
+  CHECK_FALSE(no.ok());
+}
+
+TEST_CASE("proxy replies: status line, headers, empty line, and the code is parsed strictly",
+          "[starttls]") {
+  ProxyReply reply;
+  CHECK(reply.add("HTTP/1.1 200 Connection established") == false);
+  CHECK(reply.add("Via: 1.1 proxy") == false);
+  CHECK(reply.add("") == true);
+  CHECK(reply.code() == "200");
+  CHECK(reply.established());
+
+  for (const std::string status : {"HTTP/1.1 2000 OK", "HTTP/1.1 2x0 OK", "200 OK", "HTTP/1.1"}) {
+    INFO(status);
+    ProxyReply odd;
+    REQUIRE(odd.add(status) == false);
+    CHECK(odd.code().empty());
+    CHECK_FALSE(odd.established());
+  }
+  ProxyReply auth;
+  REQUIRE(auth.add("HTTP/1.0 407 Proxy Authentication Required") == false);
+  CHECK(auth.code() == "407");
+}
+
+TEST_CASE("peer text is quoted escaped and shortened", "[starttls]") {
+  CHECK(quote_peer("554 no\x1b[2J") == "\"554 no\\x1b[2J\"");
+  const std::string quoted = quote_peer(std::string(200, 'x'));
+  CHECK(quoted == "\"" + std::string(80, 'x') + "...\"");
+}
