@@ -96,6 +96,8 @@ Result<std::string> normalize_hostname(std::string_view name) {
 
 bool is_ip_literal(std::string_view text) {
   if (text.empty() || text.size() >= INET6_ADDRSTRLEN) return false;
+  // inet_pton reads up to a NUL: "::1\0junk" must not pass as "::1" with the junk kept.
+  if (text.find('\0') != std::string_view::npos) return false;
   const std::string s(text);
   std::array<unsigned char, 16> buf{};
   return inet_pton(AF_INET, s.c_str(), buf.data()) == 1 ||
