@@ -30,7 +30,7 @@ std::vector<std::uint8_t> read_file(const fs::path& path) {
 int main(int argc, char** argv) {
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
-    const fs::path arg(argv[i]);  // NOLINT(cppcoreguidelines-pro-bounds-pointer-arithmetic)
+    const fs::path arg(argv[i]);
     std::error_code ec;
     if (fs::is_directory(arg, ec)) {
       std::vector<fs::path> files;
