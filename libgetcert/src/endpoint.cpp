@@ -60,7 +60,8 @@ bool is_hostname(std::string_view host) {
     if (std::isalnum(uc) == 0 && c != '-' && c != '_' && uc < 0x80) return false;
     if (++label_len > 63) return false;
   }
-  return true;
+  // An empty last label: "name.." (one trailing dot is removed before this check).
+  return label_len > 0;
 }
 
 }  // namespace
@@ -182,6 +183,9 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
   // A trailing dot marks a fully qualified name; it is not part of the name we send or match.
   auto name = normalize_hostname(host);
   if (!name) return tl::unexpected(name.error());
+  // "127.0.0.1." or full-width digits normalise to an address: it is one, not a DNS name (no
+  // SNI, matched against IP SANs).
+  ep.is_ip = is_ip_literal(*name);
   ep.host = std::move(*name);
   return ep;
 }
