@@ -4,22 +4,16 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "getcert/certificate.hpp"
 #include "getcert/text.hpp"
+#include "invariant.hpp"
 
 namespace {
 
-void require(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "fuzz_certificate: invariant broken: %s\n", what);
-    std::abort();
-  }
-}
+using getcert::fuzz::require;
 
 // What text and JSON renderings do with the untrusted fields.
 void render(const std::string& field) {

@@ -4,22 +4,16 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include "getcert/endpoint.hpp"
 #include "getcert/text.hpp"
+#include "invariant.hpp"
 
 namespace {
 
-void require(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "fuzz_endpoint: invariant broken: %s\n", what);
-    std::abort();
-  }
-}
+using getcert::fuzz::require;
 
 void require_safe_message(const getcert::Error& e) {
   require(e.code == getcert::Errc::invalid_argument, "failure is invalid_argument");

@@ -8,14 +8,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "detail/ossl.hpp"
 #include "detail/revocation.hpp"
 #include "getcert/text.hpp"
+#include "invariant.hpp"
 
 namespace {
 
@@ -62,12 +61,7 @@ CgvUidz4qzkaAiEA74HwuCW/RSS8vgmwzAqRuVnDKeRTso1y8HMEtMmVKr0=
 -----END CERTIFICATE-----
 )";
 
-void require(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "fuzz_revocation: invariant broken: %s\n", what);
-    std::abort();
-  }
-}
+using getcert::fuzz::require;
 
 getcert::detail::X509Ptr read_pem(const char* pem) {
   getcert::detail::BioPtr bio(BIO_new_mem_buf(pem, -1));

@@ -6,23 +6,17 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include "getcert/certificate.hpp"
 #include "getcert/text.hpp"
+#include "invariant.hpp"
 #include "time_args.hpp"
 
 namespace {
 
-void require(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "fuzz_time_args: invariant broken: %s\n", what);
-    std::abort();
-  }
-}
+using getcert::fuzz::require;
 
 void require_safe_message(const getcert::Error& e) {
   require(e.code == getcert::Errc::invalid_argument, "failure is invalid_argument");
