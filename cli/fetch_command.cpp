@@ -251,9 +251,10 @@ class FetchCommand final : public Command {
     settings_ = *settings;
     FetchOptions o;
     o.verify = settings_.options;
-    auto timeout = parse_duration(args_.timeout, std::chrono::seconds(1));
+    auto timeout = parse_duration("--timeout", args_.timeout, std::chrono::seconds(1));
     if (!timeout) return tl::unexpected(timeout.error());
-    auto connect = parse_duration(args_.connect_timeout, std::chrono::seconds(1));
+    auto connect =
+        parse_duration("--connect-timeout", args_.connect_timeout, std::chrono::seconds(1));
     if (!connect) return tl::unexpected(connect.error());
     if (timeout->count() == 0 || connect->count() == 0) {
       return fail(Errc::invalid_argument, "timeouts must be greater than zero");

@@ -14,7 +14,9 @@ void add_verify_options(CLI::App* cmd, VerifyArgs& args, bool online) {
                   "Trust these PEM certificates instead of the system store");
   cmd->add_option("--ca-dir", args.ca_dir,
                   "Trust this hashed directory (openssl rehash) instead of the system store");
-  cmd->add_option("--at", args.at, "Verify as of this time, e.g. 2027-03-01T00:00:00Z");
+  // `--at ""` must be an error, not "no --at": each() runs whenever the option is given.
+  cmd->add_option("--at", args.at, "Verify as of this time, e.g. 2027-03-01T00:00:00Z")
+      ->each([&args](const std::string&) { args.at_given = true; });
   if (online) {
     auto* no_fetch =
         cmd->add_flag("--no-fetch-missing", args.no_fetch_missing,
@@ -35,7 +37,8 @@ void add_verify_options(CLI::App* cmd, VerifyArgs& args, bool online) {
                   "sha256/BASE64 SPKI pin (repeatable); fail unless a chain certificate matches");
   cmd->add_option("--expires-in", args.expires_in,
                   "Exit 6 when a certificate of the chain expires within this window "
-                  "(e.g. 30d, 12h, 2w; a bare number is days)");
+                  "(e.g. 30d, 12h, 2w; a bare number is days)")
+      ->each([&args](const std::string&) { args.expires_in_given = true; });
   with_choices(
       cmd->add_option("--purpose", args.purpose, "Purpose to check: server (default), client, any"),
       std::map<std::string, Purpose>{
@@ -66,13 +69,13 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
     }
   }
   o.pins = args.pins;
-  if (!args.at.empty()) {
-    auto at = parse_instant(args.at);
+  if (args.at_given || !args.at.empty()) {
+    auto at = parse_instant("--at", args.at);
     if (!at) return tl::unexpected(at.error());
     o.at_time = *at;
   }
-  if (!args.expires_in.empty()) {
-    auto window = parse_duration(args.expires_in, std::chrono::hours(24));
+  if (args.expires_in_given || !args.expires_in.empty()) {
+    auto window = parse_duration("--expires-in", args.expires_in, std::chrono::hours(24));
     if (!window) return tl::unexpected(window.error());
     s.expires_window = window->count() / 1000;
   }

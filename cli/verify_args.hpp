@@ -19,12 +19,14 @@ struct VerifyArgs {
   std::string ca_file;
   std::string ca_dir;
   std::string at;
+  bool at_given = false;  // set while parsing, so that an empty --at is an error, not absent
   bool no_fetch_missing = false;  // fetch: on by default
   bool fetch_missing = false;     // show: off by default (offline)
   bool check_revocation = false;
   bool require_revocation = false;
   std::vector<std::string> pins;
   std::string expires_in;
+  bool expires_in_given = false;
   Purpose purpose = Purpose::server;
 };
 

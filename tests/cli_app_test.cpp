@@ -58,6 +58,18 @@ TEST_CASE("usage errors exit 2 with a message on stderr and nothing on stdout", 
       {"localhost", "--timeout", "10 parsecs"},
       {"localhost", "--connect-timeout", "-1s"},
       {"localhost", "--at", "2027-03-01T00:00:00"},
+      {"localhost", "--timeout", "nan"},
+      {"localhost", "--timeout", "inf"},
+      {"localhost", "--timeout", "200000d"},
+      {"localhost", "--timeout", ""},
+      {"localhost", "--connect-timeout", "1e3"},
+      {"localhost", "--expires-in", "nan"},
+      {"localhost", "--expires-in", "-inf"},
+      {"localhost", "--expires-in", ""},
+      {"localhost", "--at", ""},
+      {"localhost", "--at", "2027-02-30"},
+      {"localhost", "--at", "2027-03-01T00:00:00+99:99"},
+      {"localhost", "--at", "2027-03-01T24:00:00Z"},
       {"localhost", "-o", "der"},
       {"localhost:0"},
       {"[::1"},
@@ -80,6 +92,25 @@ TEST_CASE("the messages of usage errors name the problem", "[cli]") {
   CHECK_THAT(run_cli({"localhost", "--timeout", "0s"}).err, Contains("greater than zero"));
   CHECK_THAT(run_cli({"localhost", "--at", "2027-03-01T00:00:00"}).err, Contains("zone"));
   CHECK_THAT(run_cli({"localhost", "-o", "der"}).err, Contains("--select leaf"));
+}
+
+TEST_CASE("duration and time errors name the option and the accepted form", "[cli]") {
+  CHECK_THAT(run_cli({"localhost", "--timeout", "nan"}).err,
+             Contains("--timeout: 'nan' is not a duration") && Contains("ms|s|m|h|d|w") &&
+                 Contains("e.g. 10s"));
+  CHECK_THAT(run_cli({"localhost", "--connect-timeout", "inf"}).err,
+             Contains("--connect-timeout: 'inf' is not a duration"));
+  CHECK_THAT(run_cli({"localhost", "--expires-in", "nan"}).err,
+             Contains("--expires-in: 'nan' is not a duration") && Contains("e.g. 30d"));
+  CHECK_THAT(run_cli({"localhost", "--timeout", "200000d"}).err,
+             Contains("--timeout: '200000d' is too long") && Contains("36500d"));
+  // An empty --at is a mistake (an unset variable in a script), not "now".
+  CHECK_THAT(run_cli({"localhost", "--at", ""}).err,
+             Contains("--at: '' is not a time") && Contains("2027-03-01T00:00:00Z"));
+  CHECK_THAT(run_cli({"localhost", "--at", "2027-02-30"}).err,
+             Contains("--at: '2027-02-30'") && Contains("2027-02 has 28 days"));
+  CHECK_THAT(run_cli({"localhost", "--at", "2027-03-01T00:00:00+99:99"}).err,
+             Contains("-23:59 to +23:59"));
 }
 
 TEST_CASE("a network failure in-process: exit 4, explained on the error stream", "[cli]") {

@@ -8,8 +8,13 @@
 #include <cctype>
 #include <charconv>
 
+#include "getcert/text.hpp"
+
 namespace getcert {
 namespace {
+
+// Targets come from command lines and target lists: quote them safe for a terminal.
+std::string quoted(std::string_view text) { return "'" + escape_untrusted(text) + "'"; }
 
 struct SchemePort {
   std::string_view scheme;
@@ -31,13 +36,11 @@ Result<std::uint16_t> parse_port(std::string_view text, std::string_view whole) 
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end) {
-    return fail(Errc::invalid_argument,
-                "invalid port '" + std::string(text) + "' in '" + std::string(whole) + "'");
+    return fail(Errc::invalid_argument, "invalid port " + quoted(text) + " in " + quoted(whole));
   }
   if (value < 1 || value > 65535) {
-    return fail(
-        Errc::invalid_argument,
-        "port " + std::string(text) + " is out of range 1-65535 in '" + std::string(whole) + "'");
+    return fail(Errc::invalid_argument,
+                "port " + std::string(text) + " is out of range 1-65535 in " + quoted(whole));
   }
   return static_cast<std::uint16_t>(value);
 }
@@ -57,7 +60,8 @@ bool is_hostname(std::string_view host) {
     if (std::isalnum(uc) == 0 && c != '-' && c != '_' && uc < 0x80) return false;
     if (++label_len > 63) return false;
   }
-  return true;
+  // An empty last label: "name.." (one trailing dot is removed before this check).
+  return label_len > 0;
 }
 
 }  // namespace
@@ -65,8 +69,7 @@ bool is_hostname(std::string_view host) {
 Result<std::string> normalize_hostname(std::string_view name) {
   if (!name.empty() && name.back() == '.') name.remove_suffix(1);
   if (!is_hostname(name)) {
-    return fail(Errc::invalid_argument,
-                "'" + std::string(name) + "' is not a valid host name or IP address");
+    return fail(Errc::invalid_argument, quoted(name) + " is not a valid host name or IP address");
   }
   const bool ascii = std::all_of(name.begin(), name.end(),
                                  [](char c) { return static_cast<unsigned char>(c) < 0x80; });
@@ -79,8 +82,8 @@ Result<std::string> normalize_hostname(std::string_view name) {
     const int rc =
         idn2_to_ascii_8z(input.c_str(), &converted, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
     if (rc != IDN2_OK) {
-      return fail(Errc::invalid_argument, "'" + input +
-                                              "' is not a valid internationalised "
+      return fail(Errc::invalid_argument, quoted(input) +
+                                              " is not a valid internationalised "
                                               "domain name: " +
                                               idn2_strerror(rc));
     }
@@ -94,6 +97,8 @@ Result<std::string> normalize_hostname(std::string_view name) {
 
 bool is_ip_literal(std::string_view text) {
   if (text.empty() || text.size() >= INET6_ADDRSTRLEN) return false;
+  // inet_pton reads up to a NUL: "::1\0junk" must not pass as "::1" with the junk kept.
+  if (text.find('\0') != std::string_view::npos) return false;
   const std::string s(text);
   std::array<unsigned char, 16> buf{};
   return inet_pton(AF_INET, s.c_str(), buf.data()) == 1 ||
@@ -111,7 +116,7 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
   ep.port = default_port;
   if (text.empty()) return fail(Errc::invalid_argument, "empty target: expected HOST[:PORT]");
   if (text.find_first_of(" \t\r\n") != std::string_view::npos) {
-    return fail(Errc::invalid_argument, "target '" + std::string(whole) + "' contains whitespace");
+    return fail(Errc::invalid_argument, "target " + quoted(whole) + " contains whitespace");
   }
 
   // URL form: scheme://[userinfo@]host[:port][/path][?query][#fragment]
@@ -122,9 +127,9 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
     const auto* known = std::find_if(kTlsSchemes.begin(), kTlsSchemes.end(),
                                      [&](const SchemePort& s) { return s.scheme == scheme; });
     if (known == kTlsSchemes.end()) {
-      return fail(Errc::invalid_argument, "unsupported URL scheme '" + scheme + "://' in '" +
-                                              std::string(whole) +
-                                              "' (use https://, or HOST:PORT)");
+      return fail(Errc::invalid_argument, "unsupported URL scheme " + quoted(scheme + "://") +
+                                              " in " + quoted(whole) +
+                                              " (use https://, or HOST:PORT)");
     }
     ep.port = known->port;
     text.remove_prefix(sep + 3);
@@ -136,28 +141,27 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
   if (!text.empty() && text.front() == '[') {
     const auto close = text.find(']');
     if (close == std::string_view::npos) {
-      return fail(Errc::invalid_argument, "missing ']' in '" + std::string(whole) + "'");
+      return fail(Errc::invalid_argument, "missing ']' in " + quoted(whole));
     }
     host = text.substr(1, close - 1);
     const std::string_view rest = text.substr(close + 1);
     if (!rest.empty()) {
       if (rest.front() != ':') {
-        return fail(Errc::invalid_argument, "unexpected '" + std::string(rest) +
-                                                "' after ']' in '" + std::string(whole) + "'");
+        return fail(Errc::invalid_argument,
+                    "unexpected " + quoted(rest) + " after ']' in " + quoted(whole));
       }
       auto port = parse_port(rest.substr(1), whole);
       if (!port) return tl::unexpected(port.error());
       ep.port = *port;
     }
     if (!is_ip_literal(host) || host.find(':') == std::string_view::npos) {
-      return fail(Errc::invalid_argument,
-                  "'" + std::string(host) + "' in brackets is not an IPv6 address");
+      return fail(Errc::invalid_argument, quoted(host) + " in brackets is not an IPv6 address");
     }
   } else if (std::count(text.begin(), text.end(), ':') > 1) {
     // Several colons without brackets: only a bare IPv6 address makes sense.
     if (!is_ip_literal(text)) {
       return fail(Errc::invalid_argument,
-                  "'" + std::string(whole) + "' is not a valid IPv6 address (write [ADDR]:PORT)");
+                  quoted(whole) + " is not a valid IPv6 address (write [ADDR]:PORT)");
     }
     host = text;
   } else {
@@ -170,7 +174,7 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
     }
   }
 
-  if (host.empty()) return fail(Errc::invalid_argument, "no host in '" + std::string(whole) + "'");
+  if (host.empty()) return fail(Errc::invalid_argument, "no host in " + quoted(whole));
   if (is_ip_literal(host)) {
     ep.is_ip = true;
     ep.host = std::string(host);
@@ -179,6 +183,9 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
   // A trailing dot marks a fully qualified name; it is not part of the name we send or match.
   auto name = normalize_hostname(host);
   if (!name) return tl::unexpected(name.error());
+  // "127.0.0.1." or full-width digits normalise to an address: it is one, not a DNS name (no
+  // SNI, matched against IP SANs).
+  ep.is_ip = is_ip_literal(*name);
   ep.host = std::move(*name);
   return ep;
 }

@@ -73,11 +73,22 @@ RevocationCheck check_crl(int depth, const std::string& url, const RevocationCon
   if (remaining(ctx).count() == 0) return failed(r, "no time left for the CRL (--timeout)");
   auto body = http_fetch({url, "CRL server", {}, {}}, request_deadline);
   if (!body) return failed(r, body.error().message);
+  return check_crl_bytes(*body, depth, url, ctx);
+}
+
+}  // namespace
+
+RevocationCheck check_crl_bytes(const std::vector<std::uint8_t>& body, int depth,
+                                const std::string& url, const RevocationContext& ctx) {
+  RevocationCheck r;
+  r.depth = depth;
+  r.source = "crl";
+  r.url = url;
   clear_errors();
-  const unsigned char* p = body->data();
-  CrlPtr crl(d2i_X509_CRL(nullptr, &p, static_cast<long>(body->size())));
+  const unsigned char* p = body.data();
+  CrlPtr crl(d2i_X509_CRL(nullptr, &p, static_cast<long>(body.size())));
   if (!crl) {
-    BioPtr mem(BIO_new_mem_buf(body->data(), static_cast<int>(body->size())));
+    BioPtr mem(BIO_new_mem_buf(body.data(), static_cast<int>(body.size())));
     crl.reset(PEM_read_bio_X509_CRL(mem.get(), nullptr, nullptr, nullptr));
   }
   clear_errors();
@@ -118,8 +129,6 @@ RevocationCheck check_crl(int depth, const std::string& url, const RevocationCon
   r.status = RevocationStatus::good;
   return r;
 }
-
-}  // namespace
 
 RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int depth,
                                     const RevocationContext& ctx, const std::string& source,

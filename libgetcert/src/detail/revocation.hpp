@@ -24,6 +24,11 @@ RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int de
                                     const RevocationContext& ctx, const std::string& source,
                                     const std::string& url);
 
+// Checks a CRL (DER or PEM) downloaded from `url` for chain[depth] issued by chain[depth + 1]:
+// issuer, signature, freshness and whether it lists the certificate. No network.
+RevocationCheck check_crl_bytes(const std::vector<std::uint8_t>& body, int depth,
+                                const std::string& url, const RevocationContext& ctx);
+
 // Asks chain[depth]'s OCSP responder, else downloads its CRL. Returns status "error" with the
 // reason when no responder/CRL answered; source and status "none" when the certificate names
 // neither.

@@ -1,8 +1,6 @@
-// libFuzzer target for getcert::pkcs12::decode. Build with
-//   cmake -DCMAKE_CXX_COMPILER=clang++ -DGETCERT_FUZZ=ON \
-//         -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" ...
-// and run over the shared vectors as seed corpus:
-//   fuzz_decode -max_total_time=60 corpus/ ../shared/vectors/pkcs12/
+// Fuzz target: getcert::pkcs12::decode, with a password and without. Built and run by
+// tools/fuzz (libFuzzer, seeded with the public vectors in ../shared/vectors/pkcs12), and
+// replayed over seeds/pkcs12 and regressions/pkcs12 by ctest (fuzz-replay: pkcs12).
 
 #include <cstddef>
 #include <cstdint>
