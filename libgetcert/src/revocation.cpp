@@ -228,11 +228,12 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
       }
       auto answer = http_fetch({url, "OCSP responder", "application/ocsp-request", body},
                                share_of(ctx.deadline, planned--));
-      RevocationCheck r = answer
-                              ? check_ocsp_response(*answer, depth, ctx, "ocsp", url)
-                              : failed(RevocationCheck{depth, "ocsp", url, RevocationStatus::error, "",
-                                                       {}, {}, {}, {}},
-                                       answer.error().message);
+      RevocationCheck r =
+          answer ? check_ocsp_response(*answer, depth, ctx, "ocsp", url)
+                 : failed(
+                       RevocationCheck{
+                           depth, "ocsp", url, RevocationStatus::error, "", {}, {}, {}, {}},
+                       answer.error().message);
       if (r.status != RevocationStatus::error) return r;
       last = r;
     }

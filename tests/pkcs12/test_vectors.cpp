@@ -15,11 +15,11 @@
 namespace getcert::pkcs12::test {
 namespace {
 
-#define SKIP_WITHOUT_VECTORS()                                                    \
-  const auto dir_opt = vectors_dir();                                             \
-  if (!dir_opt) {                                                                 \
-    GETCERT_SKIP("shared PKCS#12 vectors not found at " GETCERT_VECTORS_DIR);       \
-  }                                                                               \
+#define SKIP_WITHOUT_VECTORS()                                                \
+  const auto dir_opt = vectors_dir();                                         \
+  if (!dir_opt) {                                                             \
+    GETCERT_SKIP("shared PKCS#12 vectors not found at " GETCERT_VECTORS_DIR); \
+  }                                                                           \
   const fs::path& dir = *dir_opt
 
 Result<Bundle> decode_file(const fs::path& path, const std::optional<std::string>& password) {

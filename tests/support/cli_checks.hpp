@@ -10,7 +10,6 @@
 #include "support/process.hpp"
 #include "support/skip.hpp"
 
-
 namespace getcert::test {
 
 constexpr int kExitOk = 0;
