@@ -340,22 +340,43 @@ TEST_CASE("a 100000-line list is read as a stream: memory does not grow with it"
   const std::uint16_t refused = getcert::test::closed_port();
   // ~70 MB of list: an implementation that holds the file (or its lines) blows the bound.
   const std::string padding(700, 'x');
-  {
-    std::ofstream out(dir / "big.txt");
-    for (int i = 0; i < 100000; ++i) {
+  const auto write_list = [&](const std::string& path, int lines) {
+    std::ofstream out(path);
+    for (int i = 0; i < lines; ++i) {
       out << loopback(refused) << " # line " << i << " " << padding << "\n";
     }
-  }
+  };
+  write_list(dir / "small.txt", 1000);
+  write_list(dir / "big.txt", 100000);
+  // ru_maxrss is in KiB: the largest child this test process has waited for (only getcert
+  // here). The small list first gives the baseline of this build (sanitizers add their own).
+  const auto peak_kib = [] {
+    rusage usage{};
+    REQUIRE(getrusage(RUSAGE_CHILDREN, &usage) == 0);
+    return usage.ru_maxrss;
+  };
+  const auto small = run_getcert({"-f", dir / "small.txt", "--shard", "1/1000", "-o", "json"});
+  INFO(explain(small).substr(0, 2000));
+  CHECK(small.exit_code == kExitNetwork);
+  const long baseline = peak_kib();
   // Shard 1/1000 reads every line but fetches only 100 of them, keeping the test quick.
   const auto r = run_getcert({"-f", dir / "big.txt", "--shard", "1/1000", "-o", "json"}, 120s);
   INFO(explain(r).substr(0, 2000));
   CHECK(r.exit_code == kExitNetwork);
   CHECK(by_input(r.out).count(loopback(refused)) == 100);
   CHECK_THAT(r.err, Contains("100 targets"));
-  rusage usage{};
-  REQUIRE(getrusage(RUSAGE_CHILDREN, &usage) == 0);
-  // ru_maxrss is in KiB: the largest child this test process waited for (only getcert here).
-  CHECK(usage.ru_maxrss < 64L * 1024);
+  const long peak = peak_kib();
+  INFO("peak RSS " << peak << " KiB, baseline " << baseline << " KiB");
+#if !defined(__SANITIZE_ADDRESS__)
+  // 100 times the lines may cost a little more (more results in flight), never the list.
+  CHECK(peak - baseline < 16L * 1024);
+  CHECK(peak < 64L * 1024);  // the bound
+#else
+  // Under ASan freed memory waits in a quarantine of up to 256 MiB before reuse, so RSS
+  // measures the sanitizer, not getcert: the uninstrumented suites enforce the bounds.
+  static_cast<void>(baseline);
+  static_cast<void>(peak);
+#endif
 }
 
 TEST_CASE("Prometheus output reports expiry even when verification fails", "[cli][fleet]") {
