@@ -77,6 +77,13 @@ void setup_logging(Terminal& term, const GlobalOptions& global) {
 }  // namespace
 
 int run(const std::vector<std::string>& raw_args, Terminal& term) {
+  // Scripts and package checks call `getcert --version` on their own; building every
+  // subcommand's options first was a sixth of its instructions. Any other use goes through
+  // CLI11, which prints the same text.
+  if (raw_args.size() == 2 && raw_args[1] == "--version") {
+    term.out << version_text() << '\n';
+    return kExitOk;
+  }
   CLI::App app("fetch, verify and convert TLS certificates", "getcert");
   app.require_subcommand(1);
   app.set_version_flag("--version", version_text());

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -45,10 +46,30 @@ Result<void> write_temp(const PendingFile& file, TempFile& temp) {
     ok = n > 0;
     if (ok) off += static_cast<std::size_t>(n);
   }
-  ok = ok && ::fsync(fd) == 0;
   const std::string why = errno_text();
   ok = (::close(fd) == 0) && ok;
   if (!ok) return fail(Errc::io_error, "cannot write '" + file.path + "': " + why);
+  return {};
+}
+
+// Flushes the written temporaries to disk before any is moved into place: one syncfs(2) per
+// file system instead of one fsync(2) per file. A hundred .p12 files give five hundred
+// outputs, and their fsyncs (a journal commit each) took three times the decoding itself.
+Result<void> sync_file_systems(const std::vector<TempFile>& temps) {
+  std::vector<dev_t> synced;
+  for (const auto& t : temps) {
+    struct stat st {};
+    if (::stat(t.path.c_str(), &st) != 0) {
+      return fail(Errc::io_error, "cannot write '" + t.path + "': " + errno_text());
+    }
+    if (std::find(synced.begin(), synced.end(), st.st_dev) != synced.end()) continue;
+    const int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC);
+    bool ok = fd >= 0 && ::syncfs(fd) == 0;
+    const std::string why = errno_text();
+    if (fd >= 0) ok = (::close(fd) == 0) && ok;
+    if (!ok) return fail(Errc::io_error, "cannot write '" + parent_of(t.path) + "': " + why);
+    synced.push_back(st.st_dev);
+  }
   return {};
 }
 
@@ -100,6 +121,10 @@ Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool 
       cleanup();
       return ok;
     }
+  }
+  if (auto ok = sync_file_systems(temps); !ok) {
+    cleanup();
+    return ok;
   }
   for (std::size_t i = 0; i < files.size(); ++i) {
     const std::string& target = files[i].path;

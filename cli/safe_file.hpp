@@ -19,7 +19,8 @@ struct PendingFile {
 
 // Writes every file or none: existing targets are refused up front unless `force`; then the
 // missing `directories` (one level each, in order, 0755) are created; each file is written to a
-// temporary sibling (created with its final mode), fsynced, then moved into place. Without
+// temporary sibling (created with its final mode); the temporaries' file systems are synced
+// (syncfs), then each is moved into place. Without
 // `force` the move uses link(2), so a file that appears meanwhile is not lost. A failure
 // removes the temporaries and the directories this call created (when still empty).
 Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool force,

@@ -46,6 +46,11 @@ TEST_CASE("version names getcert and OpenSSL", "[cli]") {
   const auto r = run_cli({"--version"});
   CHECK(r.exit_code == getcert::cli::kExitOk);
   CHECK_THAT(r.out + r.err, Contains("getcert") && Contains("OpenSSL"));
+  // `--version` alone skips building the CLI; with a global flag it goes through CLI11.
+  const auto parsed = run_cli({"-q", "--version"});
+  CHECK(parsed.exit_code == getcert::cli::kExitOk);
+  CHECK(parsed.out == r.out);
+  CHECK(r.err.empty());
 }
 
 TEST_CASE("usage errors exit 2 with a message on stderr and nothing on stdout", "[cli]") {

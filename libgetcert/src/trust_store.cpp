@@ -8,6 +8,8 @@
 
 #include "detail/trust_store.hpp"
 
+#include "detail/bundle_lookup.hpp"
+
 #include <openssl/pem.h>
 
 namespace getcert::detail {
@@ -70,8 +72,8 @@ Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
 
   if (options.ca_file.empty() && options.ca_dir.empty()) {
     // The system store. A hashed directory is looked up lazily (only the issuers a chain
-    // needs are read); the bundle file is parsed whole, so it is only used when it must be:
-    // when SSL_CERT_FILE names it, or when the directory has no hash links.
+    // needs are read), and so is the bundle file (indexed by subject, decoded on demand); the
+    // bundle is used when SSL_CERT_FILE names it, or when the directory has no hash links.
     const char* env_file = std::getenv(X509_get_default_cert_file_env());
     const char* env_dir = std::getenv(X509_get_default_cert_dir_env());
     const std::string dir = env_dir != nullptr ? env_dir : X509_get_default_cert_dir();
@@ -82,7 +84,7 @@ Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
     }
     struct stat st {};
     if ((used.empty() || env_file != nullptr) && ::stat(file.c_str(), &st) == 0) {
-      if (auto added = add_pem_file(out.store.get(), file); added) {
+      if (auto indexed = add_bundle_lookup(out.store.get(), file); indexed) {
         used += (used.empty() ? "" : ", ") + file;
       }
     }
