@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <map>
 #include <optional>
 
 #include "command.hpp"
@@ -38,8 +39,23 @@ struct FetchArgs {
   bool force = false;
   StartTls starttls = StartTls::none;
   std::string proxy;
+  std::string tls_min;
+  std::string tls_max;
   FleetArgs fleet;
 };
+
+const std::map<std::string, TlsVersion>& tls_version_names() {
+  static const std::map<std::string, TlsVersion> names{{"1.0", TlsVersion::tls1_0},
+                                                       {"1.1", TlsVersion::tls1_1},
+                                                       {"1.2", TlsVersion::tls1_2},
+                                                       {"1.3", TlsVersion::tls1_3}};
+  return names;
+}
+
+std::optional<TlsVersion> tls_version_arg(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  return tls_version_names().at(text);  // CLI11 admitted only the names in the map
+}
 
 // Default port of each STARTTLS protocol, used when the target names none.
 std::uint16_t default_port(StartTls protocol) {
@@ -163,6 +179,12 @@ class FetchCommand final : public Command {
         "--proxy", args_.proxy,
         "Connect through this HTTP proxy with CONNECT: http://[user:password@]host:port "
         "(environment variables are not used)");
+    cmd->add_option("--tls-min", args_.tls_min,
+                    "Lowest TLS version to accept: 1.0, 1.1, 1.2 or 1.3 (default 1.0)")
+        ->check(CLI::IsMember(std::vector<std::string>{"1.0", "1.1", "1.2", "1.3"}));
+    cmd->add_option("--tls-max", args_.tls_max,
+                    "Highest TLS version to offer: 1.0, 1.1, 1.2 or 1.3 (default 1.3)")
+        ->check(CLI::IsMember(std::vector<std::string>{"1.0", "1.1", "1.2", "1.3"}));
     with_choices(cmd->add_option("--starttls", args_.starttls,
                                  "Speak this protocol in plain text first, then switch to TLS "
                                  "(default port: smtp 25, imap 143, pop3 110, ftp 21, "
@@ -266,6 +288,8 @@ class FetchCommand final : public Command {
     o.connect.alpn = split_commas(args_.alpn);
     o.connect.starttls = args_.starttls;
     o.connect.proxy = args_.proxy;
+    o.connect.tls_min = tls_version_arg(args_.tls_min);
+    o.connect.tls_max = tls_version_arg(args_.tls_max);
     return o;
   }
 

@@ -55,6 +55,15 @@ bool looks_like_tls(const std::string& bytes) {
 // message can name it): real chains are 3-10 KiB, the largest seen in the wild about 60 KiB.
 constexpr long kMaxCertListBytes = 100L * 1024;
 
+// The last reason of an OpenSSL error line: "...:tlsv1 alert protocol version (...)" gives
+// "tlsv1 alert protocol version".
+std::string short_reason(const std::string& openssl_detail) {
+  std::string why = openssl_detail;
+  if (const auto pos = why.rfind(':'); pos != std::string::npos) why = why.substr(pos + 1);
+  if (const auto paren = why.find(" ("); paren != std::string::npos) why.resize(paren);
+  return why;
+}
+
 Error classify_handshake_failure(int ssl_error, int saved_errno, const PeerBytes& peer,
                                  const std::string& target, const std::string& openssl_detail) {
   if (!looks_like_tls(peer.first)) {
@@ -92,11 +101,7 @@ Error classify_handshake_failure(int ssl_error, int saved_errno, const PeerBytes
             openssl_detail};
   }
   // Typically an alert from the server: "sslv3 alert handshake failure", "tlsv1 alert ...".
-  std::string why = openssl_detail;
-  if (const auto pos = why.rfind(':'); pos != std::string::npos) {
-    why = why.substr(pos + 1);
-  }
-  if (const auto paren = why.find(" ("); paren != std::string::npos) why.resize(paren);
+  const std::string why = short_reason(openssl_detail);
   return {Errc::tls_handshake_failed,
           target + " rejected the TLS handshake: " + (why.empty() ? "unknown reason" : why),
           openssl_detail};
@@ -125,14 +130,47 @@ std::vector<unsigned char> alpn_wire(const std::vector<std::string>& protocols) 
   return wire;
 }
 
-Result<detail::SslCtxPtr> make_client_context() {
+int protocol_version(TlsVersion version) {
+  switch (version) {
+    case TlsVersion::tls1_0:
+      return TLS1_VERSION;
+    case TlsVersion::tls1_1:
+      return TLS1_1_VERSION;
+    case TlsVersion::tls1_2:
+      return TLS1_2_VERSION;
+    case TlsVersion::tls1_3:
+      return TLS1_3_VERSION;
+  }
+  return TLS1_3_VERSION;
+}
+
+// "TLS 1.2 to 1.3", "only TLS 1.3": the range a handshake was limited to, for messages.
+std::string version_range_text(const ConnectOptions& options) {
+  const std::string low(to_string(options.tls_min.value_or(TlsVersion::tls1_0)));
+  const std::string high(to_string(options.tls_max.value_or(TlsVersion::tls1_3)));
+  return low == high ? "TLS " + low + " only" : "TLS " + low + " to " + high;
+}
+
+// OpenSSL's words for "no version both sides accept", from either side of the handshake.
+bool is_version_mismatch(const std::string& openssl_detail) {
+  for (const char* words : {"unsupported protocol", "protocol version", "no protocols available",
+                            "wrong ssl version", "version too low", "version too high"}) {
+    if (openssl_detail.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
+Result<detail::SslCtxPtr> make_client_context(const ConnectOptions& options) {
   detail::SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
   if (!ctx) return fail(Errc::internal, "cannot create TLS context", detail::drain_errors());
   // getcert's job is to see what a server presents, including old or weak servers, so the
   // handshake accepts anything; the verdict comes from verify_chain(), not from the handshake.
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
   SSL_CTX_set_security_level(ctx.get(), 0);
-  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_VERSION);
+  SSL_CTX_set_min_proto_version(ctx.get(),
+                                protocol_version(options.tls_min.value_or(TlsVersion::tls1_0)));
+  SSL_CTX_set_max_proto_version(ctx.get(),
+                                protocol_version(options.tls_max.value_or(TlsVersion::tls1_3)));
   SSL_CTX_set_options(ctx.get(), SSL_OP_LEGACY_SERVER_CONNECT);
   SSL_CTX_set_max_cert_list(ctx.get(), kMaxCertListBytes);
   if (SSL_CTX_set_cipher_list(ctx.get(), "ALL:@SECLEVEL=0") != 1) {
@@ -168,8 +206,13 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
       return fail(Errc::invalid_argument, "ALPN protocol names must be 1-255 bytes long");
     }
   }
+  if (options.tls_min && options.tls_max && *options.tls_min > *options.tls_max) {
+    return fail(Errc::invalid_argument, "--tls-min " + std::string(to_string(*options.tls_min)) +
+                                            " is above --tls-max " +
+                                            std::string(to_string(*options.tls_max)));
+  }
   detail::clear_errors();
-  auto ctx = make_client_context();
+  auto ctx = make_client_context(options);
   if (!ctx) return tl::unexpected(ctx.error());
 
   std::optional<detail::ProxyUrl> proxy;
@@ -238,8 +281,17 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
       if (!waited) return tl::unexpected(waited.error());
       continue;
     }
+    const std::string openssl_detail = detail::drain_errors();
+    if ((options.tls_min || options.tls_max) && looks_like_tls(peer.first) &&
+        is_version_mismatch(openssl_detail)) {
+      return fail(Errc::tls_handshake_failed,
+                  target + " cannot negotiate a TLS version getcert allowed (" +
+                      version_range_text(options) +
+                      ", from --tls-min/--tls-max): " + short_reason(openssl_detail),
+                  openssl_detail);
+    }
     return tl::unexpected(
-        classify_handshake_failure(err, saved_errno, peer, target, detail::drain_errors()));
+        classify_handshake_failure(err, saved_errno, peer, target, openssl_detail));
   }
 
   STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl);  // get0: borrowed
@@ -276,6 +328,20 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
 }
 
 }  // namespace
+
+std::string_view to_string(TlsVersion version) noexcept {
+  switch (version) {
+    case TlsVersion::tls1_0:
+      return "1.0";
+    case TlsVersion::tls1_1:
+      return "1.1";
+    case TlsVersion::tls1_2:
+      return "1.2";
+    case TlsVersion::tls1_3:
+      return "1.3";
+  }
+  return "?";
+}
 
 Result<Handshake> connect(const Endpoint& endpoint, const ConnectOptions& options) {
   auto captured = capture(endpoint, options, Clock::now() + options.timeout);

@@ -26,6 +26,11 @@ namespace getcert {
 // Protocols that start in plain text and switch to TLS on request.
 enum class StartTls { none, smtp, imap, pop3, ftp, postgres };
 
+// TLS protocol versions a handshake may negotiate.
+enum class TlsVersion { tls1_0, tls1_1, tls1_2, tls1_3 };
+// "1.0", "1.1", "1.2", "1.3": the spelling --tls-min and --tls-max take.
+std::string_view to_string(TlsVersion version) noexcept;
+
 // How to reach the server and what to offer in the handshake.
 struct ConnectOptions {
   std::chrono::milliseconds timeout{10000};         // overall: resolve + connect + handshake
@@ -37,6 +42,10 @@ struct ConnectOptions {
   // "http://[user:password@]host[:port]": reach the target through this HTTP proxy (CONNECT).
   // Empty: connect directly. Environment variables such as https_proxy are not consulted.
   std::string proxy;
+  // Limits on the negotiated version; unset: anything from TLS 1.0 to TLS 1.3. A server that
+  // cannot meet them fails the handshake (tls_handshake_failed naming the versions).
+  std::optional<TlsVersion> tls_min;
+  std::optional<TlsVersion> tls_max;
 };
 
 struct FetchOptions {
@@ -78,8 +87,9 @@ struct FetchResult {
 };
 
 // Connects and handshakes, capturing the chain without judging it (the handshake accepts any
-// certificate). Errors: invalid_argument (bad SNI, ALPN or proxy URL), resolve_failed,
-// connect_failed, timeout, tls_handshake_failed (also: no certificate at all), not_tls.
+// certificate). Errors: invalid_argument (bad SNI, ALPN or proxy URL, tls_min above tls_max),
+// resolve_failed, connect_failed, timeout, tls_handshake_failed (also: no certificate at all),
+// not_tls.
 Result<Handshake> connect(const Endpoint& endpoint, const ConnectOptions& options = {});
 Result<Handshake> connect(std::string_view endpoint, const ConnectOptions& options = {});
 
