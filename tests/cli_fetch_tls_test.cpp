@@ -95,3 +95,165 @@ TEST_CASE("tls-min/tls-max usage errors exit 2 before dialing", "[cli]") {
   CHECK(unknown.exit_code == kExitUsage);
   CHECK_THAT(unknown.err, Contains("1.4"));
 }
+
+namespace {
+
+// A CA file the server trusts for client certificates and lists in its CertificateRequest.
+std::string client_ca_file(TempDir& dir) {
+  const std::string path = dir / "client-cas.pem";
+  write_file(path, read_file(pki("root.pem")) + read_file(pki("intermediate.pem")));
+  return path;
+}
+
+const std::vector<std::string> kListedCas = {"CN=getcert Test Root CA,O=getcert tests",
+                                             "CN=getcert Test Intermediate CA,O=getcert tests"};
+
+// s_server that asks for a client certificate: -Verify requires one, -verify only asks;
+// -verify_return_error makes it refuse a certificate it cannot verify (it logs and goes on
+// otherwise).
+TlsServer mtls_server(const std::string& tls_flag, const std::string& verify_flag,
+                      const std::string& ca_file) {
+  return s_server_with({tls_flag, verify_flag, "2", "-CAfile", ca_file, "-verify_return_error"});
+}
+
+Json json_of(const RunResult& r) { return parse_json(r.out); }
+
+}  // namespace
+
+TEST_CASE("a server that requires a client certificate: the chain is still fetched", "[cli]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  TempDir dir;
+  const std::string cas = client_ca_file(dir);
+  for (const std::string version : {"-tls1_2", "-tls1_3"}) {
+    INFO("server " << version);
+    const auto server = mtls_server(version, "-Verify", cas);
+    const RunResult r = run_getcert(fetch_args(server.port(), {"-o", "json"}));
+    INFO(explain(r));
+    // The exit code follows the verification, which the captured chain passes.
+    CHECK(r.exit_code == kExitOk);
+    const Json j = json_of(r);
+    CHECK(j["tls"]["client_certificate_requested"] == true);
+    CHECK(j["tls"]["client_certificate_sent"] == false);
+    CHECK(j["tls"]["handshake_completed"] == false);
+    CHECK(j["tls"]["acceptable_client_cas"] == Json(kListedCas));
+    CHECK(j["verification"]["ok"] == true);
+    CHECK(j["presented_chain"].size() == 2);
+
+    // PEM output is the chain, as for any server.
+    const RunResult pem = run_getcert(fetch_args(server.port(), {}));
+    INFO(explain(pem));
+    CHECK(pem.exit_code == kExitOk);
+    CHECK(pem.out == read_file(pki("rsa-chain.pem")));
+
+    const RunResult text = run_getcert(fetch_args(server.port(), {"-o", "text"}));
+    INFO(explain(text));
+    CHECK_THAT(text.out, Contains("requested") && Contains(kListedCas[0]) &&
+                             Contains(kListedCas[1]) && Contains("refused"));
+  }
+}
+
+TEST_CASE("a server that only asks for a client certificate completes without one", "[cli]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  TempDir dir;
+  const std::string cas = client_ca_file(dir);
+  for (const std::string version : {"-tls1_2", "-tls1_3"}) {
+    INFO("server " << version);
+    const auto server = mtls_server(version, "-verify", cas);
+    const RunResult r = run_getcert(fetch_args(server.port(), {"-o", "json"}));
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitOk);
+    const Json j = json_of(r);
+    CHECK(j["tls"]["client_certificate_requested"] == true);
+    CHECK(j["tls"]["client_certificate_sent"] == false);
+    CHECK(j["tls"]["handshake_completed"] == true);
+    CHECK(j["tls"]["acceptable_client_cas"] == Json(kListedCas));
+  }
+  // A server that asks for nothing reports nothing requested and an empty list.
+  const auto plain = s_server_with({});
+  const RunResult r = run_getcert(fetch_args(plain.port(), {"-o", "json"}));
+  INFO(explain(r));
+  const Json j = json_of(r);
+  CHECK(j["tls"]["client_certificate_requested"] == false);
+  CHECK(j["tls"]["client_certificate_sent"] == false);
+  CHECK(j["tls"]["handshake_completed"] == true);
+  CHECK(j["tls"]["acceptable_client_cas"] == Json::array());
+}
+
+TEST_CASE("client-cert and client-key complete a handshake that requires them", "[cli]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  TempDir dir;
+  const std::string cas = client_ca_file(dir);
+  for (const std::string version : {"-tls1_2", "-tls1_3"}) {
+    INFO("server " << version);
+    const auto server = mtls_server(version, "-Verify", cas);
+    const RunResult r = run_getcert(
+        fetch_args(server.port(), {"-o", "json", "--client-cert", pki("client-chain.pem"),
+                                   "--client-key", pki("client.key")}));
+    INFO(explain(r) << "\nserver log:\n" << server.log());
+    CHECK(r.exit_code == kExitOk);
+    const Json j = json_of(r);
+    CHECK(j["tls"]["client_certificate_requested"] == true);
+    CHECK(j["tls"]["client_certificate_sent"] == true);
+    CHECK(j["tls"]["handshake_completed"] == true);
+    // s_server prints the subject of a client certificate it accepted.
+    CHECK_THAT(server.log(), Contains("getcert test client"));
+
+    // A certificate the server does not trust is sent, and refused: in TLS 1.3 only the
+    // alert after getcert's Finished says so.
+    const RunResult refused = run_getcert(
+        fetch_args(server.port(), {"-o", "json", "--client-cert", pki("untrusted-chain.pem"),
+                                   "--client-key", pki("untrusted.key")}));
+    INFO(explain(refused));
+    CHECK(refused.exit_code == kExitOk);
+    const Json k = json_of(refused);
+    CHECK(k["tls"]["client_certificate_sent"] == true);
+    CHECK(k["tls"]["handshake_completed"] == false);
+  }
+}
+
+TEST_CASE("client-p12 offers the identity of a PKCS#12 file made by openssl", "[cli]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  TempDir dir;
+  const std::string cas = client_ca_file(dir);
+  const std::string p12 = dir / "client.p12";
+  getcert::test::openssl({"pkcs12", "-export", "-in", pki("client.pem"), "-inkey",
+                          pki("client.key"), "-certfile", pki("intermediate.pem"), "-out", p12,
+                          "-passout", "pass:s3cret"});
+  const std::string good = dir / "good.txt";
+  const std::string bad = dir / "bad.txt";
+  write_file(good, "s3cret\n");
+  write_file(bad, "wrong\n");
+  const auto server = mtls_server("-tls1_3", "-Verify", cas);
+
+  const RunResult r = run_getcert(
+      fetch_args(server.port(), {"-o", "json", "--client-p12", p12, "--password-file", good}));
+  INFO(explain(r));
+  CHECK(r.exit_code == kExitOk);
+  const Json j = json_of(r);
+  CHECK(j["tls"]["client_certificate_sent"] == true);
+  CHECK(j["tls"]["handshake_completed"] == true);
+
+  const RunResult wrong =
+      run_getcert(fetch_args(server.port(), {"--client-p12", p12, "--password-file", bad}));
+  INFO(explain(wrong));
+  CHECK(wrong.exit_code == kExitWrongPassword);
+  CHECK(wrong.out.empty());
+}
+
+TEST_CASE("client identity usage errors exit 2 before dialing", "[cli]") {
+  const RunResult no_key = run_getcert({"localhost:9", "--client-cert", pki("client.pem")});
+  INFO(explain(no_key));
+  CHECK(no_key.exit_code == kExitUsage);
+  CHECK_THAT(no_key.err, Contains("--client-key"));
+
+  const RunResult mismatch = run_getcert(
+      {"localhost:9", "--client-cert", pki("client.pem"), "--client-key", pki("rsa.key")});
+  INFO(explain(mismatch));
+  CHECK(mismatch.exit_code == kExitUsage);
+  CHECK_THAT(mismatch.err, Contains("does not match"));
+
+  const RunResult both = run_getcert({"localhost:9", "--client-cert", pki("client.pem"),
+                                      "--client-key", pki("client.key"), "--client-p12", "x.p12"});
+  INFO(explain(both));
+  CHECK(both.exit_code == kExitUsage);
+}

@@ -31,6 +31,12 @@ enum class TlsVersion { tls1_0, tls1_1, tls1_2, tls1_3 };
 // "1.0", "1.1", "1.2", "1.3": the spelling --tls-min and --tls-max take.
 std::string_view to_string(TlsVersion version) noexcept;
 
+// A certificate to offer when a server asks for one (mutual TLS).
+struct ClientIdentity {
+  std::string certificate_pem;  // the client certificate, then any chain certificates to send
+  std::string private_key_pem;  // the certificate's key, unencrypted PEM (PKCS#8 or traditional)
+};
+
 // How to reach the server and what to offer in the handshake.
 struct ConnectOptions {
   std::chrono::milliseconds timeout{10000};         // overall: resolve + connect + handshake
@@ -46,6 +52,10 @@ struct ConnectOptions {
   // cannot meet them fails the handshake (tls_handshake_failed naming the versions).
   std::optional<TlsVersion> tls_min;
   std::optional<TlsVersion> tls_max;
+  // Offered when the server requests a client certificate. Without one, a server that requests
+  // a certificate still shows its chain: the handshake goes on without a certificate, and
+  // TlsInfo says whether the server accepted that.
+  std::optional<ClientIdentity> client_identity;
 };
 
 struct FetchOptions {
@@ -70,6 +80,16 @@ struct TlsInfo {
   std::string alpn;     // negotiated protocol; empty when none
   bool ocsp_stapled = false;
   std::vector<std::uint8_t> ocsp_response;  // DER of the stapled response, if any
+  bool client_certificate_requested = false;   // the server sent a CertificateRequest
+  bool client_certificate_sent = false;        // ... and ConnectOptions::client_identity answered it
+  // False when the server refused to finish after the server chain arrived (in practice: it
+  // requires a client certificate and got none, or one it does not accept). The chain is still
+  // captured and verified. In TLS 1.3 the refusal comes after the client's Finished, so it is
+  // read for briefly (within the timeout) whenever a certificate was requested.
+  bool handshake_completed = true;
+  // The CA names of the CertificateRequest, formatted as Certificate::subject; the client
+  // certificate the server wants is issued by one of them (empty list: the server names none).
+  std::vector<std::string> acceptable_client_cas;
 };
 
 // What a handshake showed, before any verification.
@@ -87,7 +107,8 @@ struct FetchResult {
 };
 
 // Connects and handshakes, capturing the chain without judging it (the handshake accepts any
-// certificate). Errors: invalid_argument (bad SNI, ALPN or proxy URL, tls_min above tls_max),
+// certificate). Errors: invalid_argument (bad SNI, ALPN or proxy URL, tls_min above tls_max,
+// a client identity that does not parse or whose key does not match),
 // resolve_failed, connect_failed, timeout, tls_handshake_failed (also: no certificate at all),
 // not_tls.
 Result<Handshake> connect(const Endpoint& endpoint, const ConnectOptions& options = {});
