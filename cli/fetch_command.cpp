@@ -183,8 +183,10 @@ class FetchCommand final : public Command {
     cmd->add_option("--alpn", args_.alpn, "Offer ALPN protocols, e.g. h2,http/1.1");
     cmd->add_option(
         "--proxy", args_.proxy,
-        "Connect through this HTTP proxy with CONNECT: http://[user:password@]host:port "
-        "(environment variables are not used)");
+        "Connect through this proxy: http://[user:password@]host:port (HTTP CONNECT), "
+        "socks5://[user:password@]host:port (SOCKS5, getcert resolves the target) or socks5h://... "
+        "(the proxy resolves it); AIA/OCSP/CRL downloads use it too (environment variables are "
+        "not used)");
     cmd->add_option("--tls-min", args_.tls_min,
                     "Lowest TLS version to accept: 1.0, 1.1, 1.2 or 1.3 (default 1.0)")
         ->check(CLI::IsMember(std::vector<std::string>{"1.0", "1.1", "1.2", "1.3"}));

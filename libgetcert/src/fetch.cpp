@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -202,7 +203,7 @@ int protocol_version(TlsVersion version) {
   return TLS1_3_VERSION;
 }
 
-// "TLS 1.2 to 1.3", "only TLS 1.3": the range a handshake was limited to, for messages.
+// "TLS 1.2 to 1.3", "TLS 1.3 only": the range a handshake was limited to, for messages.
 std::string version_range_text(const ConnectOptions& options) {
   const std::string low(to_string(options.tls_min.value_or(TlsVersion::tls1_0)));
   const std::string high(to_string(options.tls_max.value_or(TlsVersion::tls1_3)));
@@ -211,11 +212,12 @@ std::string version_range_text(const ConnectOptions& options) {
 
 // OpenSSL's words for "no version both sides accept", from either side of the handshake.
 bool is_version_mismatch(const std::string& openssl_detail) {
-  for (const char* words : {"unsupported protocol", "protocol version", "no protocols available",
-                            "wrong ssl version", "version too low", "version too high"}) {
-    if (openssl_detail.find(words) != std::string::npos) return true;
-  }
-  return false;
+  static constexpr std::array<std::string_view, 6> kWords = {
+      "unsupported protocol", "protocol version", "no protocols available",
+      "wrong ssl version",    "version too low",  "version too high"};
+  return std::any_of(kWords.begin(), kWords.end(), [&](std::string_view words) {
+    return openssl_detail.find(words) != std::string::npos;
+  });
 }
 
 // The default PEM callback would prompt on the terminal; a library must not, so an encrypted
@@ -507,6 +509,7 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
     verify.name = shake.target.sni.empty() ? endpoint.host : shake.target.sni;
   verify.ocsp_staple = shake.tls.ocsp_response;
   verify.from_handshake = true;
+  if (verify.proxy.empty()) verify.proxy = options.connect.proxy;
   // Revocation and AIA requests share what is left of the overall budget, so the whole fetch
   // ends within the timeout; with nothing left they fail at once (reported, never silent).
   verify.network_timeout = std::chrono::milliseconds(detail::millis_until(deadline));

@@ -100,6 +100,31 @@ ServedChain pki_leaf_only(const std::string& leaf) {
 bool have_openssl() { return executable(GETCERT_TEST_OPENSSL); }
 bool have_nginx() { return executable(GETCERT_TEST_NGINX); }
 bool have_gnutls_serv() { return executable(GETCERT_TEST_GNUTLS_SERV); }
+bool have_danted() { return executable(GETCERT_TEST_DANTED); }
+
+TlsServer start_danted(const DanteOptions& options) {
+  return start_with_retry(
+      "danted", 1, false, [&options](const std::vector<std::uint16_t>& ports, TempDir& dir) {
+        const std::string method = options.username_auth ? "username" : "none";
+        std::ostringstream conf;
+        // The log goes to stderr, so TlsServer::log() shows each connection it relayed.
+        conf << "logoutput: stderr\n"
+             << "internal: 127.0.0.1 port = " << ports[0] << "\n"
+             << "external: lo\n"
+             << "clientmethod: none\nsocksmethod: " << method << "\n";
+        // Switching users needs root; unprivileged, Dante runs everything as the caller.
+        if (::geteuid() == 0) conf << "user.privileged: root\nuser.unprivileged: nobody\n";
+        conf << "client pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }\n";
+        if (options.blocked_port != 0) {
+          conf << "socks block { from: 0.0.0.0/0 to: 0.0.0.0/0 port = " << options.blocked_port
+               << " }\n";
+        }
+        conf << "socks pass { from: 127.0.0.0/8 to: 0.0.0.0/0 log: connect error }\n";
+        write_file(dir / "danted.conf", conf.str());
+        return std::vector<std::string>{
+            GETCERT_TEST_DANTED, "-f", dir / "danted.conf", "-p", dir / "danted.pid", "-N", "1"};
+      });
+}
 
 TlsServer start_openssl_server(const ServedChain& served) {
   OpenSslServerOptions o;

@@ -45,8 +45,11 @@ struct ConnectOptions {
   bool send_sni = true;                             // false: never send SNI
   std::vector<std::string> alpn;                    // e.g. {"h2", "http/1.1"}
   StartTls starttls = StartTls::none;               // plain-text preamble before the handshake
-  // "http://[user:password@]host[:port]": reach the target through this HTTP proxy (CONNECT).
-  // Empty: connect directly. Environment variables such as https_proxy are not consulted.
+  // Reach the target, and the AIA/OCSP/CRL servers of verification, through this proxy:
+  // "http://[user:password@]host[:port]" (HTTP CONNECT, port 80 by default),
+  // "socks5://[user:password@]host[:port]" (SOCKS5, getcert resolves the target and tries each
+  // address through the proxy) or "socks5h://..." (the proxy resolves it); SOCKS ports default
+  // to 1080. Empty: connect directly. Environment variables such as https_proxy are not read.
   std::string proxy;
   // Limits on the negotiated version; unset: anything from TLS 1.0 to TLS 1.3. A server that
   // cannot meet them fails the handshake (tls_handshake_failed naming the versions).
@@ -79,9 +82,9 @@ struct TlsInfo {
   std::string cipher;   // IANA name, e.g. "TLS_AES_256_GCM_SHA384"
   std::string alpn;     // negotiated protocol; empty when none
   bool ocsp_stapled = false;
-  std::vector<std::uint8_t> ocsp_response;  // DER of the stapled response, if any
-  bool client_certificate_requested = false;   // the server sent a CertificateRequest
-  bool client_certificate_sent = false;        // ... and ConnectOptions::client_identity answered it
+  std::vector<std::uint8_t> ocsp_response;    // DER of the stapled response, if any
+  bool client_certificate_requested = false;  // the server sent a CertificateRequest
+  bool client_certificate_sent = false;       // ... and ConnectOptions::client_identity answered it
   // False when the server refused to finish after the server chain arrived (in practice: it
   // requires a client certificate and got none, or one it does not accept). The chain is still
   // captured and verified. In TLS 1.3 the refusal comes after the client's Finished, so it is
