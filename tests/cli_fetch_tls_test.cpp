@@ -100,7 +100,7 @@ namespace {
 
 // A CA file the server trusts for client certificates and lists in its CertificateRequest.
 std::string client_ca_file(TempDir& dir) {
-  const std::string path = dir / "client-cas.pem";
+  std::string path = dir / "client-cas.pem";
   write_file(path, read_file(pki("root.pem")) + read_file(pki("intermediate.pem")));
   return path;
 }

@@ -4,6 +4,7 @@
 // that quotes the proxy's reason and never shows the password. Scripted SOCKS peers stand in
 // for proxies that break the protocol.
 
+#include <netdb.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
@@ -138,7 +139,7 @@ TEST_CASE("socks5: the chain through Dante equals the chain fetched directly", "
     const auto via = run_getcert(
         {target, "--ca-file", pki("root.pem"), "--proxy", socks_url(dante, scheme), "-o", "json"});
     INFO(explain(via) << "\ndanted:\n" << dante.log());
-    CHECK(via.exit_code == kExitOk);
+    REQUIRE(via.exit_code == kExitOk);
     const auto j = parse_json(via.out);
     CHECK(j["target"]["address"] == "127.0.0.1");
     CHECK(j["verification"]["ok"] == true);
@@ -270,4 +271,34 @@ TEST_CASE("socks5: scripted proxies that refuse or break the protocol", "[fetch]
     CHECK(r.out.empty());
     CHECK_THAT(r.err, Contains(c.expected));
   }
+}
+
+TEST_CASE("socks5: every address of the target is offered to the proxy in turn", "[fetch][cli]") {
+  using Kind = HostilePeer::Step::Kind;
+  using namespace std::string_literals;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo("localhost", "443", &hints, &found) != 0)
+    GETCERT_SKIP("localhost does not resolve");
+  int count = 0;
+  for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) ++count;
+  freeaddrinfo(found);
+  if (count < 2) {
+    GETCERT_SKIP("localhost resolves to one address here (no ::1 line in /etc/hosts)");
+  }
+  // A proxy that cannot reach any of them: each connection ends in "host unreachable".
+  HostilePeer peer(
+      HostilePeer::Script{{Kind::read_until, "\x05\x01\x00"s, {}},
+                          {Kind::send, "\x05\x00"s, {}},
+                          {Kind::read_until, "\x01\xbb"s, {}},
+                          {Kind::send, "\x05\x04\x00\x01\x00\x00\x00\x00\x00\x00"s, {}}});
+  const auto r = run_getcert(
+      {"localhost:443", "--proxy", "socks5://127.0.0.1:" + std::to_string(peer.port())});
+  INFO(explain(r));
+  CHECK(r.exit_code == kExitNetwork);
+  CHECK_THAT(r.err, Contains("refused to connect to every address of localhost:443") &&
+                        Contains("127.0.0.1: host unreachable") &&
+                        Contains("::1: host unreachable"));
 }

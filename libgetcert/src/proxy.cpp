@@ -84,8 +84,10 @@ Result<Connection> dial_via_socks5(const ProxyUrl& proxy, const Endpoint& target
                                 {proxy.display, proxy.username, proxy.password, host, target.port});
     if (!reply) return tl::unexpected(reply.error());
     if (*reply == 0) return conn;
+    // Any refusal may be about this address only (a rule for one address family, an unreachable
+    // network), so the next address gets its turn.
     const std::string why = socks5_reply_text(*reply);
-    if (!socks5_reply_is_about_target(*reply) || hosts.size() == 1) {
+    if (hosts.size() == 1) {
       return fail(Errc::connect_failed, "proxy " + proxy.display + " refused to connect to " +
                                             target.to_string() + ": " + why);
     }
@@ -96,7 +98,8 @@ Result<Connection> dial_via_socks5(const ProxyUrl& proxy, const Endpoint& target
                                    proxy.display + " ran out of time" +
                                    (tried.empty() ? "" : " (" + tried + ")"));
   }
-  return fail(Errc::connect_failed, "proxy " + proxy.display + " could not reach any address of " +
+  return fail(Errc::connect_failed, "proxy " + proxy.display +
+                                        " refused to connect to every address of " +
                                         target.to_string() + " (" + tried + ")");
 }
 

@@ -78,10 +78,6 @@ std::string socks5_reply_text(std::uint8_t code) {
   }
 }
 
-bool socks5_reply_is_about_target(std::uint8_t code) {
-  return code == 3 || code == 4 || code == 5 || code == 6;
-}
-
 Result<std::uint8_t> socks5_connect(int fd, Clock::time_point deadline,
                                     const Socks5Request& request) {
   const std::string proxy = "proxy " + request.proxy_display;

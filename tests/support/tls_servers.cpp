@@ -115,11 +115,16 @@ TlsServer start_danted(const DanteOptions& options) {
         // Switching users needs root; unprivileged, Dante runs everything as the caller.
         if (::geteuid() == 0) conf << "user.privileged: root\nuser.unprivileged: nobody\n";
         conf << "client pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }\n";
+        // Dante's socks rules are per address family: IPv6 targets (::1) need their own.
         if (options.blocked_port != 0) {
-          conf << "socks block { from: 0.0.0.0/0 to: 0.0.0.0/0 port = " << options.blocked_port
-               << " }\n";
+          for (const char* to : {"0.0.0.0/0", "::/0"}) {
+            conf << "socks block { from: 0.0.0.0/0 to: " << to << " port = " << options.blocked_port
+                 << " }\n";
+          }
         }
-        conf << "socks pass { from: 127.0.0.0/8 to: 0.0.0.0/0 log: connect error }\n";
+        for (const char* to : {"0.0.0.0/0", "::/0"}) {
+          conf << "socks pass { from: 127.0.0.0/8 to: " << to << " log: connect error }\n";
+        }
         write_file(dir / "danted.conf", conf.str());
         return std::vector<std::string>{
             GETCERT_TEST_DANTED, "-f", dir / "danted.conf", "-p", dir / "danted.pid", "-N", "1"};

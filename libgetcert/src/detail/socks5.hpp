@@ -30,8 +30,4 @@ Result<std::uint8_t> socks5_connect(int fd, Clock::time_point deadline,
 // RFC 1928's words for a reply code: "connection refused", "host unreachable"...
 std::string socks5_reply_text(std::uint8_t code);
 
-// True for replies about the target (unreachable, refused, TTL expired): another address of
-// the same target may still work. Rule and protocol refusals are final.
-bool socks5_reply_is_about_target(std::uint8_t code);
-
 }  // namespace getcert::detail
