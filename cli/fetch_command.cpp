@@ -76,6 +76,8 @@ std::uint16_t default_port(StartTls protocol) {
       return 21;
     case StartTls::postgres:
       return 5432;
+    case StartTls::ldap:
+      return 389;
     case StartTls::none:
       break;
   }
@@ -211,12 +213,13 @@ class FetchCommand final : public Command {
     with_choices(cmd->add_option("--starttls", args_.starttls,
                                  "Speak this protocol in plain text first, then switch to TLS "
                                  "(default port: smtp 25, imap 143, pop3 110, ftp 21, "
-                                 "postgres 5432)"),
+                                 "postgres 5432, ldap 389)"),
                  std::map<std::string, StartTls>{{"smtp", StartTls::smtp},
                                                  {"imap", StartTls::imap},
                                                  {"pop3", StartTls::pop3},
                                                  {"ftp", StartTls::ftp},
-                                                 {"postgres", StartTls::postgres}});
+                                                 {"postgres", StartTls::postgres},
+                                                 {"ldap", StartTls::ldap}});
     add_verify_options(cmd, args_.verify, /*online=*/true);
     cmd->add_flag("-k,--insecure", args_.insecure,
                   "Output the chain even when verification fails (exit 0; the verdict is still "
