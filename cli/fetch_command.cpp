@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <map>
 #include <optional>
 
 #include "command.hpp"
@@ -11,6 +12,8 @@
 #include "fleet.hpp"
 #include "getcert/fetch.hpp"
 #include "getcert/text.hpp"
+#include "input_file.hpp"
+#include "p12_input.hpp"
 #include "render.hpp"
 #include "report.hpp"
 #include "safe_file.hpp"
@@ -38,8 +41,27 @@ struct FetchArgs {
   bool force = false;
   StartTls starttls = StartTls::none;
   std::string proxy;
+  std::string tls_min;
+  std::string tls_max;
+  std::string client_cert;
+  std::string client_key;
+  std::string client_p12;
+  P12Args client_p12_args;  // only its password options are offered
   FleetArgs fleet;
 };
+
+const std::map<std::string, TlsVersion>& tls_version_names() {
+  static const std::map<std::string, TlsVersion> names{{"1.0", TlsVersion::tls1_0},
+                                                       {"1.1", TlsVersion::tls1_1},
+                                                       {"1.2", TlsVersion::tls1_2},
+                                                       {"1.3", TlsVersion::tls1_3}};
+  return names;
+}
+
+std::optional<TlsVersion> tls_version_arg(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  return tls_version_names().at(text);  // CLI11 admitted only the names in the map
+}
 
 // Default port of each STARTTLS protocol, used when the target names none.
 std::uint16_t default_port(StartTls protocol) {
@@ -54,6 +76,8 @@ std::uint16_t default_port(StartTls protocol) {
       return 21;
     case StartTls::postgres:
       return 5432;
+    case StartTls::ldap:
+      return 389;
     case StartTls::none:
       break;
   }
@@ -161,17 +185,41 @@ class FetchCommand final : public Command {
     cmd->add_option("--alpn", args_.alpn, "Offer ALPN protocols, e.g. h2,http/1.1");
     cmd->add_option(
         "--proxy", args_.proxy,
-        "Connect through this HTTP proxy with CONNECT: http://[user:password@]host:port "
-        "(environment variables are not used)");
+        "Connect through this proxy: http://[user:password@]host:port (HTTP CONNECT), "
+        "socks5://[user:password@]host:port (SOCKS5, getcert resolves the target) or socks5h://... "
+        "(the proxy resolves it); AIA/OCSP/CRL downloads use it too (environment variables are "
+        "not used)");
+    cmd->add_option("--tls-min", args_.tls_min,
+                    "Lowest TLS version to accept: 1.0, 1.1, 1.2 or 1.3 (default 1.0)")
+        ->check(CLI::IsMember(std::vector<std::string>{"1.0", "1.1", "1.2", "1.3"}));
+    cmd->add_option("--tls-max", args_.tls_max,
+                    "Highest TLS version to offer: 1.0, 1.1, 1.2 or 1.3 (default 1.3)")
+        ->check(CLI::IsMember(std::vector<std::string>{"1.0", "1.1", "1.2", "1.3"}));
+    auto* client_cert = cmd->add_option(
+        "--client-cert", args_.client_cert,
+        "Offer this client certificate (PEM, optionally followed by its chain) when the server "
+        "asks for one; needs --client-key");
+    auto* client_key = cmd->add_option("--client-key", args_.client_key,
+                                       "The --client-cert's private key (unencrypted PEM)");
+    auto* client_p12 = cmd->add_option(
+        "--client-p12", args_.client_p12,
+        "Offer the certificate, chain and key of this PKCS#12 file when the server asks for a "
+        "client certificate (password: --password-file, --password-env, --password-stdin, or "
+        "a prompt)");
+    client_cert->needs(client_key);
+    client_key->needs(client_cert);
+    client_p12->excludes(client_cert)->excludes(client_key);
+    add_password_options(cmd, args_.client_p12_args.password, "the --client-p12 password");
     with_choices(cmd->add_option("--starttls", args_.starttls,
                                  "Speak this protocol in plain text first, then switch to TLS "
                                  "(default port: smtp 25, imap 143, pop3 110, ftp 21, "
-                                 "postgres 5432)"),
+                                 "postgres 5432, ldap 389)"),
                  std::map<std::string, StartTls>{{"smtp", StartTls::smtp},
                                                  {"imap", StartTls::imap},
                                                  {"pop3", StartTls::pop3},
                                                  {"ftp", StartTls::ftp},
-                                                 {"postgres", StartTls::postgres}});
+                                                 {"postgres", StartTls::postgres},
+                                                 {"ldap", StartTls::ldap}});
     add_verify_options(cmd, args_.verify, /*online=*/true);
     cmd->add_flag("-k,--insecure", args_.insecure,
                   "Output the chain even when verification fails (exit 0; the verdict is still "
@@ -192,6 +240,9 @@ class FetchCommand final : public Command {
   int run(Terminal& term, const GlobalOptions& global) override {
     auto options = build_options();
     if (!options) return report_error(term, global, options.error());
+    auto identity = load_client_identity(term);
+    if (!identity) return report_error(term, global, identity.error());
+    options->connect.client_identity = std::move(*identity);
     if (args_.targets.empty() && args_.fleet.target_files.empty()) {
       return report_error(
           term, global,
@@ -266,7 +317,44 @@ class FetchCommand final : public Command {
     o.connect.alpn = split_commas(args_.alpn);
     o.connect.starttls = args_.starttls;
     o.connect.proxy = args_.proxy;
+    o.connect.tls_min = tls_version_arg(args_.tls_min);
+    o.connect.tls_max = tls_version_arg(args_.tls_max);
     return o;
+  }
+
+  // The identity --client-cert/--client-key or --client-p12 name, read once for every target.
+  Result<std::optional<ClientIdentity>> load_client_identity(Terminal& term) {
+    auto text_of = [&term](const std::string& path) -> Result<std::string> {
+      auto bytes = read_input(path, term);
+      if (!bytes) return tl::unexpected(bytes.error());
+      return std::string(bytes->begin(), bytes->end());
+    };
+    if (!args_.client_cert.empty()) {
+      auto cert = text_of(args_.client_cert);
+      if (!cert) return tl::unexpected(cert.error());
+      auto key = text_of(args_.client_key);
+      if (!key) return tl::unexpected(key.error());
+      return ClientIdentity{std::move(*cert), std::move(*key)};
+    }
+    if (args_.client_p12.empty()) return std::nullopt;
+    auto bytes = read_input(args_.client_p12, term);
+    if (!bytes) return tl::unexpected(bytes.error());
+    auto bundle = open_p12(*bytes, args_.client_p12, args_.client_p12_args, term);
+    if (!bundle) return tl::unexpected(bundle.error());
+    for (const auto& id : bundle->identities) {
+      if (!id.leaf) continue;
+      std::string certs = id.leaf->pem();
+      // The server has the root already; sending it only costs bytes.
+      for (const auto& c : id.chain) {
+        if (!c.self_signed) certs += c.pem();
+      }
+      const auto key = id.key.pem();
+      return ClientIdentity{std::move(certs), std::string(key.data(), key.size())};
+    }
+    return fail(Errc::malformed_input,
+                args_.client_p12 +
+                    ": holds no private key with its certificate, so it cannot "
+                    "serve as a client identity");
   }
 
   // One target's failure, however unexpected, is that target's error: the others still run.

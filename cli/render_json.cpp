@@ -121,7 +121,11 @@ Json fetch_json(const FetchResult& result, std::int64_t now) {
   j["tls"] = {{"version", result.tls.version},
               {"cipher", result.tls.cipher},
               {"alpn", result.tls.alpn.empty() ? Json(nullptr) : Json(result.tls.alpn)},
-              {"ocsp_stapled", result.tls.ocsp_stapled}};
+              {"ocsp_stapled", result.tls.ocsp_stapled},
+              {"client_certificate_requested", result.tls.client_certificate_requested},
+              {"client_certificate_sent", result.tls.client_certificate_sent},
+              {"handshake_completed", result.tls.handshake_completed},
+              {"acceptable_client_cas", result.tls.acceptable_client_cas}};
   j["verification"] = verification_json(result.verification);
   Json presented = Json::array();
   for (const auto& c : result.presented_chain) presented.push_back(certificate_json(c, now));

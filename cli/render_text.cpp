@@ -106,6 +106,19 @@ std::string fetch_text(const FetchResult& r, std::int64_t now) {
   o << "TLS:        " << escape_untrusted(r.tls.version) << ", " << escape_untrusted(r.tls.cipher)
     << (r.tls.alpn.empty() ? "" : ", ALPN " + escape_untrusted(r.tls.alpn))
     << ", OCSP staple: " << (r.tls.ocsp_stapled ? "yes" : "no") << "\n";
+  if (r.tls.client_certificate_requested) {
+    o << "Client cert: requested by the server, "
+      << (r.tls.client_certificate_sent ? "sent" : "none sent")
+      << (r.tls.handshake_completed ? "; handshake completed"
+                                    : "; the server refused to complete the handshake")
+      << "\n";
+    if (r.tls.acceptable_client_cas.empty()) {
+      o << "  acceptable CAs: (the server names none)\n";
+    }
+    for (const auto& ca : r.tls.acceptable_client_cas) {
+      o << "  acceptable CA: " << escape_untrusted(ca) << "\n";
+    }
+  }
   o << verification_text(r.verification);
   o << "\nPresented chain (" << r.presented_chain.size() << "):\n";
   for (std::size_t i = 0; i < r.presented_chain.size(); ++i) {

@@ -425,3 +425,42 @@ TEST_CASE("a STARTTLS server or proxy that floods is connect_failed naming the c
     CHECK(elapsed < 3s);  // the limit + 1 s: a correctness bound, not a speed test
   }
 }
+
+TEST_CASE("TLS version limits and a client identity through FetchOptions", "[fetch]") {
+  REQUIRE_TOOL(getcert::test::have_openssl(), "openssl");
+  getcert::test::OpenSslServerOptions so;
+  so.served = pki_chain("rsa");
+  so.extra_args = {
+      "-tls1_3", "-Verify", "2", "-CAfile", pki("ca-bundle.pem"), "-verify_return_error"};
+  const auto server = getcert::test::start_openssl_server(so);
+
+  FetchOptions options = trusting_test_root();
+  options.connect.tls_max = getcert::TlsVersion::tls1_2;
+  const auto refused = getcert::fetch(at(server.port()), options);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == Errc::tls_handshake_failed);
+  CHECK_THAT(refused.error().message, Contains("TLS 1.0 to 1.2"));
+
+  options.connect.tls_max.reset();
+  options.connect.tls_min = getcert::TlsVersion::tls1_3;
+  const auto anonymous = fetched(at(server.port()), options);
+  CHECK(anonymous.tls.version == "TLSv1.3");
+  CHECK(anonymous.tls.client_certificate_requested);
+  CHECK_FALSE(anonymous.tls.client_certificate_sent);
+  CHECK_FALSE(anonymous.tls.handshake_completed);
+  CHECK(anonymous.tls.acceptable_client_cas ==
+        std::vector<std::string>{"CN=getcert Test Root CA,O=getcert tests"});
+  CHECK(anonymous.verification.ok);
+
+  options.connect.client_identity =
+      getcert::ClientIdentity{read_file(pki("client-chain.pem")), read_file(pki("client.key"))};
+  const auto identified = fetched(at(server.port()), options);
+  CHECK(identified.tls.client_certificate_sent);
+  CHECK(identified.tls.handshake_completed);
+
+  // A key that is not the certificate's fails before anything is sent.
+  options.connect.client_identity->private_key_pem = read_file(pki("rsa.key"));
+  const auto mismatched = getcert::fetch(at(server.port()), options);
+  REQUIRE_FALSE(mismatched);
+  CHECK(mismatched.error().code == Errc::invalid_argument);
+}

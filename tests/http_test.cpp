@@ -199,7 +199,7 @@ std::string url_of(const HostilePeer& peer, const std::string& path = "/ca.der")
 
 getcert::Result<std::vector<std::uint8_t>> get(const std::string& url,
                                                std::chrono::milliseconds budget = 3s) {
-  return getcert::detail::http_fetch({url, "AIA server", {}, {}}, Clock::now() + budget);
+  return getcert::detail::http_fetch({url, "AIA server", {}, {}, {}}, Clock::now() + budget);
 }
 
 }  // namespace
@@ -211,7 +211,8 @@ TEST_CASE("HTTP client: the request is well formed, and a POST carries its body"
   auto answer = getcert::detail::http_fetch({url_of(peer, "/ocsp?x=1"),
                                              "OCSP responder",
                                              "application/ocsp-request",
-                                             {'B', 'O', 'D', 'Y'}},
+                                             {'B', 'O', 'D', 'Y'},
+                                             {}},
                                             Clock::now() + 3s);
   REQUIRE(answer);
   CHECK(std::string(answer->begin(), answer->end()) == "ok");

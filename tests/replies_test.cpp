@@ -95,3 +95,30 @@ TEST_CASE("peer text is quoted escaped and shortened", "[starttls]") {
   const std::string quoted = quote_peer(std::string(200, 'x'));
   CHECK(quoted == "\"" + std::string(80, 'x') + "...\"");
 }
+
+TEST_CASE("LDAP ExtendedResponse: result code and diagnostic, malformed BER refused",
+          "[starttls]") {
+  using getcert::detail::parse_ldap_extended_response;
+  using namespace std::string_literals;
+  // messageID 1, ExtendedResponse { resultCode 0, matchedDN "", diagnosticMessage "" }, as
+  // slapd answers a StartTLS request it accepts.
+  const auto ok = parse_ldap_extended_response("\x02\x01\x01\x78\x07\x0a\x01\x00\x04\x00\x04\x00"s);
+  REQUIRE(ok);
+  CHECK(ok->code == 0);
+  CHECK(ok->diagnostic.empty());
+  // resultCode 2 with a diagnostic, long-form length on the response.
+  const auto refused = parse_ldap_extended_response(
+      "\x02\x01\x01\x78\x81\x25\x0a\x01\x02\x04\x00\x04\x1eunsupported extended operation"s);
+  REQUIRE(refused);
+  CHECK(refused->code == 2);
+  CHECK(refused->diagnostic == "unsupported extended operation");
+  CHECK(getcert::detail::ldap_result_name(2) == "protocolError");
+  // A BindResponse ([APPLICATION 1]) is not an answer to StartTLS.
+  CHECK_FALSE(parse_ldap_extended_response("\x02\x01\x01\x61\x07\x0a\x01\x00\x04\x00\x04\x00"s));
+  // Lengths past the end of the message.
+  const auto overrun = parse_ldap_extended_response("\x02\x01\x01\x78\x7f\x0a\x01\x00"s);
+  REQUIRE_FALSE(overrun);
+  CHECK(overrun.error().code == Errc::malformed_input);
+  CHECK_FALSE(parse_ldap_extended_response("\x02\x01\x01\x78\x84\xff\xff\xff\xff"s));
+  CHECK_FALSE(parse_ldap_extended_response(""));
+}

@@ -6,8 +6,9 @@
 namespace getcert::detail {
 
 Result<std::vector<Certificate>> download_issuers(const std::string& url,
-                                                  Clock::time_point deadline) {
-  auto body = http_fetch({url, "AIA server", {}, {}}, deadline);
+                                                  Clock::time_point deadline,
+                                                  const std::string& proxy) {
+  auto body = http_fetch({url, "AIA server", {}, {}, proxy}, deadline);
   if (!body) return tl::unexpected(body.error());
   auto certs = parse_certificates(*body);
   if (!certs) {

@@ -90,8 +90,6 @@ std::int64_t asn1_time_to_epoch(const ASN1_TIME* t) {
   return static_cast<std::int64_t>(timegm(&tm));
 }
 
-namespace {
-
 std::string name_to_string(const X509_NAME* name) {
   BioPtr bio(BIO_new(BIO_s_mem()));
   if (!bio || X509_NAME_print_ex(bio.get(), name, 0, XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) < 0) {
@@ -101,6 +99,8 @@ std::string name_to_string(const X509_NAME* name) {
   const long len = BIO_get_mem_data(bio.get(), &data);
   return {data, static_cast<std::size_t>(len)};
 }
+
+namespace {
 
 std::string first_common_name(const X509_NAME* name) {
   const int idx = X509_NAME_get_index_by_NID(name, NID_commonName, -1);

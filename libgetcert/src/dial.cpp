@@ -147,6 +147,19 @@ int connect_one(const addrinfo* ai, Clock::time_point until, UniqueFd& out) {
 
 }  // namespace
 
+Result<std::vector<std::string>> resolve_numeric(const std::string& host, std::uint16_t port,
+                                                 Clock::time_point deadline) {
+  const auto budget =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  auto addresses = resolve(host, port, deadline, budget);
+  if (!addresses) return tl::unexpected(addresses.error());
+  std::vector<std::string> out;
+  for (const addrinfo* ai = addresses->get(); ai != nullptr; ai = ai->ai_next) {
+    out.push_back(numeric_address(ai));
+  }
+  return out;
+}
+
 Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::time_point deadline,
                             std::chrono::milliseconds connect_timeout) {
   const auto budget =

@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -55,6 +56,15 @@ bool looks_like_tls(const std::string& bytes) {
 // message can name it): real chains are 3-10 KiB, the largest seen in the wild about 60 KiB.
 constexpr long kMaxCertListBytes = 100L * 1024;
 
+// The last reason of an OpenSSL error line: "...:tlsv1 alert protocol version (...)" gives
+// "tlsv1 alert protocol version".
+std::string short_reason(const std::string& openssl_detail) {
+  std::string why = openssl_detail;
+  if (const auto pos = why.rfind(':'); pos != std::string::npos) why = why.substr(pos + 1);
+  if (const auto paren = why.find(" ("); paren != std::string::npos) why.resize(paren);
+  return why;
+}
+
 Error classify_handshake_failure(int ssl_error, int saved_errno, const PeerBytes& peer,
                                  const std::string& target, const std::string& openssl_detail) {
   if (!looks_like_tls(peer.first)) {
@@ -92,11 +102,7 @@ Error classify_handshake_failure(int ssl_error, int saved_errno, const PeerBytes
             openssl_detail};
   }
   // Typically an alert from the server: "sslv3 alert handshake failure", "tlsv1 alert ...".
-  std::string why = openssl_detail;
-  if (const auto pos = why.rfind(':'); pos != std::string::npos) {
-    why = why.substr(pos + 1);
-  }
-  if (const auto paren = why.find(" ("); paren != std::string::npos) why.resize(paren);
+  const std::string why = short_reason(openssl_detail);
   return {Errc::tls_handshake_failed,
           target + " rejected the TLS handshake: " + (why.empty() ? "unknown reason" : why),
           openssl_detail};
@@ -125,19 +131,162 @@ std::vector<unsigned char> alpn_wire(const std::vector<std::string>& protocols) 
   return wire;
 }
 
-Result<detail::SslCtxPtr> make_client_context() {
+// What a handshake learned about the server's wish for a client certificate. Lives as long as
+// the SSL that points to it (ex_data index 0 and the certificate callback's argument).
+struct ClientCertState {
+  bool requested = false;
+  std::vector<std::string> ca_names;
+  bool ticket_received = false;
+};
+
+// SSL_set_cert_cb: runs when a CertificateRequest arrives (TLS 1.2 and 1.3), before OpenSSL
+// picks what to send, so the CA names are those of this request.
+int note_certificate_request(SSL* ssl, void* arg) {
+  auto* state = static_cast<ClientCertState*>(arg);
+  state->requested = true;
+  state->ca_names.clear();
+  const STACK_OF(X509_NAME)* names =
+      SSL_get_client_CA_list(ssl);  // on a client: the names the server sent
+  for (int i = 0; i < sk_X509_NAME_num(names); ++i) {
+    state->ca_names.push_back(detail::name_to_string(sk_X509_NAME_value(names, i)));
+  }
+  return 1;
+}
+
+// A TLS 1.3 server sends session tickets only once it has accepted the client's Finished, and
+// with it the client certificate (or its absence).
+int note_session_ticket(SSL* ssl, SSL_SESSION* /*session*/) {
+  if (auto* state = static_cast<ClientCertState*>(SSL_get_ex_data(ssl, 0)); state != nullptr) {
+    state->ticket_received = true;
+  }
+  return 0;  // no reference kept
+}
+
+// How long to wait, at most, for a TLS 1.3 server's verdict on the client certificate: one
+// round trip is enough, this leaves room for slow links without making every fetch slow.
+constexpr std::chrono::milliseconds kClientCertVerdictWait{1000};
+
+// In TLS 1.3 a server refuses a client certificate (or its absence) with an alert that arrives
+// after the client's Finished. True when that alert (or a hang-up) comes before `until`; false
+// when the server goes on: a session ticket, application data, or silence.
+bool refused_after_finished(SSL* ssl, int fd, Clock::time_point until,
+                            const ClientCertState& state) {
+  char byte = 0;
+  for (;;) {
+    if (state.ticket_received) return false;
+    detail::clear_errors();
+    const int rc = SSL_peek(ssl, &byte, 1);
+    if (rc > 0) return false;
+    const int err = SSL_get_error(ssl, rc);
+    if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
+      detail::clear_errors();
+      return true;
+    }
+    if (state.ticket_received) return false;
+    if (detail::poll_until(fd, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, until) <= 0) {
+      return false;
+    }
+  }
+}
+
+int protocol_version(TlsVersion version) {
+  switch (version) {
+    case TlsVersion::tls1_0:
+      return TLS1_VERSION;
+    case TlsVersion::tls1_1:
+      return TLS1_1_VERSION;
+    case TlsVersion::tls1_2:
+      return TLS1_2_VERSION;
+    case TlsVersion::tls1_3:
+      return TLS1_3_VERSION;
+  }
+  return TLS1_3_VERSION;
+}
+
+// "TLS 1.2 to 1.3", "TLS 1.3 only": the range a handshake was limited to, for messages.
+std::string version_range_text(const ConnectOptions& options) {
+  const std::string low(to_string(options.tls_min.value_or(TlsVersion::tls1_0)));
+  const std::string high(to_string(options.tls_max.value_or(TlsVersion::tls1_3)));
+  return low == high ? "TLS " + low + " only" : "TLS " + low + " to " + high;
+}
+
+// OpenSSL's words for "no version both sides accept", from either side of the handshake.
+bool is_version_mismatch(const std::string& openssl_detail) {
+  static constexpr std::array<std::string_view, 6> kWords = {
+      "unsupported protocol", "protocol version", "no protocols available",
+      "wrong ssl version",    "version too low",  "version too high"};
+  return std::any_of(kWords.begin(), kWords.end(), [&](std::string_view words) {
+    return openssl_detail.find(words) != std::string::npos;
+  });
+}
+
+// The default PEM callback would prompt on the terminal; a library must not, so an encrypted
+// key simply fails to load.
+int no_passphrase(char* /*buf*/, int /*size*/, int /*rwflag*/, void* /*userdata*/) { return 0; }
+
+Result<void> use_client_identity(SSL_CTX* ctx, const ClientIdentity& identity) {
+  detail::BioPtr certs(BIO_new_mem_buf(identity.certificate_pem.data(),
+                                       static_cast<int>(identity.certificate_pem.size())));
+  detail::X509Ptr leaf(certs ? PEM_read_bio_X509(certs.get(), nullptr, no_passphrase, nullptr)
+                             : nullptr);
+  if (!leaf) {
+    return fail(Errc::invalid_argument, "the client certificate is not a PEM certificate",
+                detail::drain_errors());
+  }
+  detail::X509StackPtr chain(sk_X509_new_null());
+  if (!chain) return fail(Errc::internal, "out of memory", detail::drain_errors());
+  while (detail::X509Ptr extra{PEM_read_bio_X509(certs.get(), nullptr, no_passphrase, nullptr)}) {
+    if (sk_X509_push(chain.get(), extra.get()) <= 0) {
+      return fail(Errc::internal, "out of memory", detail::drain_errors());
+    }
+    (void)extra.release();  // the stack owns it now
+  }
+  detail::clear_errors();  // the loop ends on "no start line", which is not an error here
+  detail::BioPtr key_pem(BIO_new_mem_buf(identity.private_key_pem.data(),
+                                         static_cast<int>(identity.private_key_pem.size())));
+  detail::EvpPkeyPtr key(
+      key_pem ? PEM_read_bio_PrivateKey(key_pem.get(), nullptr, no_passphrase, nullptr) : nullptr);
+  if (!key) {
+    return fail(Errc::invalid_argument,
+                "the client key is not an unencrypted PEM private key (decrypt it first, or use "
+                "a PKCS#12 file)",
+                detail::drain_errors());
+  }
+  if (X509_check_private_key(leaf.get(), key.get()) != 1) {
+    return fail(Errc::invalid_argument, "the client key does not match the client certificate",
+                detail::drain_errors());
+  }
+  if (SSL_CTX_use_cert_and_key(ctx, leaf.get(), key.get(), chain.get(), 1) != 1) {
+    return fail(Errc::invalid_argument, "cannot use the client certificate and key",
+                detail::drain_errors());
+  }
+  return {};
+}
+
+Result<detail::SslCtxPtr> make_client_context(const ConnectOptions& options) {
   detail::SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
   if (!ctx) return fail(Errc::internal, "cannot create TLS context", detail::drain_errors());
   // getcert's job is to see what a server presents, including old or weak servers, so the
   // handshake accepts anything; the verdict comes from verify_chain(), not from the handshake.
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
   SSL_CTX_set_security_level(ctx.get(), 0);
-  SSL_CTX_set_min_proto_version(ctx.get(), TLS1_VERSION);
+  SSL_CTX_set_min_proto_version(ctx.get(),
+                                protocol_version(options.tls_min.value_or(TlsVersion::tls1_0)));
+  SSL_CTX_set_max_proto_version(ctx.get(),
+                                protocol_version(options.tls_max.value_or(TlsVersion::tls1_3)));
   SSL_CTX_set_options(ctx.get(), SSL_OP_LEGACY_SERVER_CONNECT);
   SSL_CTX_set_max_cert_list(ctx.get(), kMaxCertListBytes);
   if (SSL_CTX_set_cipher_list(ctx.get(), "ALL:@SECLEVEL=0") != 1) {
     return fail(Errc::internal, "cannot configure ciphers", detail::drain_errors());
   }
+  if (options.client_identity) {
+    if (auto used = use_client_identity(ctx.get(), *options.client_identity); !used) {
+      return tl::unexpected(used.error());
+    }
+  }
+  // New session tickets are only a signal (see refused_after_finished): nothing is cached.
+  SSL_CTX_set_session_cache_mode(ctx.get(), SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
+  SSL_CTX_sess_set_new_cb(ctx.get(), note_session_ticket);
   return ctx;
 }
 
@@ -168,8 +317,13 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
       return fail(Errc::invalid_argument, "ALPN protocol names must be 1-255 bytes long");
     }
   }
+  if (options.tls_min && options.tls_max && *options.tls_min > *options.tls_max) {
+    return fail(Errc::invalid_argument, "--tls-min " + std::string(to_string(*options.tls_min)) +
+                                            " is above --tls-max " +
+                                            std::string(to_string(*options.tls_max)));
+  }
   detail::clear_errors();
-  auto ctx = make_client_context();
+  auto ctx = make_client_context(options);
   if (!ctx) return tl::unexpected(ctx.error());
 
   std::optional<detail::ProxyUrl> proxy;
@@ -221,6 +375,10 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     }
   }
   detail::request_ocsp_staple(ssl);
+  ClientCertState client_cert;
+  SSL_set_cert_cb(ssl, note_certificate_request, &client_cert);
+  SSL_set_ex_data(ssl, 0, &client_cert);
+  bool refused = false;
 
   for (;;) {
     // Checked on every round, not only when a read would block: a server dripping handshake
@@ -238,9 +396,37 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
       if (!waited) return tl::unexpected(waited.error());
       continue;
     }
+    const std::string openssl_detail = detail::drain_errors();
+    // A server that wanted a client certificate and refused what it got (or nothing) has
+    // already shown its chain: that chain is still the result, with the refusal recorded.
+    if (client_cert.requested && sk_X509_num(SSL_get_peer_cert_chain(ssl)) > 0) {
+      refused = true;
+      break;
+    }
+    if ((options.tls_min || options.tls_max) && looks_like_tls(peer.first) &&
+        is_version_mismatch(openssl_detail)) {
+      return fail(Errc::tls_handshake_failed,
+                  target + " cannot negotiate a TLS version getcert allowed (" +
+                      version_range_text(options) +
+                      ", from --tls-min/--tls-max): " + short_reason(openssl_detail),
+                  openssl_detail);
+    }
     return tl::unexpected(
-        classify_handshake_failure(err, saved_errno, peer, target, detail::drain_errors()));
+        classify_handshake_failure(err, saved_errno, peer, target, openssl_detail));
   }
+
+  if (!refused && client_cert.requested && SSL_version(ssl) == TLS1_3_VERSION) {
+    refused = refused_after_finished(ssl, conn->fd.get(),
+                                     std::min(deadline, Clock::now() + kClientCertVerdictWait),
+                                     client_cert);
+  }
+  result.tls.client_certificate_requested = client_cert.requested;
+  result.tls.client_certificate_sent = client_cert.requested && options.client_identity.has_value();
+  result.tls.handshake_completed = !refused;
+  result.tls.acceptable_client_cas = std::move(client_cert.ca_names);
+  // client_cert goes out of scope before ssl does.
+  SSL_set_ex_data(ssl, 0, nullptr);
+  SSL_set_cert_cb(ssl, nullptr, nullptr);
 
   STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl);  // get0: borrowed
   for (int i = 0; i < sk_X509_num(chain); ++i) {
@@ -264,7 +450,7 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     result.tls.ocsp_stapled = true;
     result.tls.ocsp_response.assign(ocsp, ocsp + ocsp_len);
   }
-  (void)SSL_shutdown(ssl);  // best effort close_notify; the socket is non-blocking
+  if (!refused) (void)SSL_shutdown(ssl);  // best effort close_notify; non-blocking socket
   detail::clear_errors();
 
   if (result.presented_chain.empty()) {
@@ -276,6 +462,20 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
 }
 
 }  // namespace
+
+std::string_view to_string(TlsVersion version) noexcept {
+  switch (version) {
+    case TlsVersion::tls1_0:
+      return "1.0";
+    case TlsVersion::tls1_1:
+      return "1.1";
+    case TlsVersion::tls1_2:
+      return "1.2";
+    case TlsVersion::tls1_3:
+      return "1.3";
+  }
+  return "?";
+}
 
 Result<Handshake> connect(const Endpoint& endpoint, const ConnectOptions& options) {
   auto captured = capture(endpoint, options, Clock::now() + options.timeout);
@@ -309,6 +509,7 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
     verify.name = shake.target.sni.empty() ? endpoint.host : shake.target.sni;
   verify.ocsp_staple = shake.tls.ocsp_response;
   verify.from_handshake = true;
+  if (verify.proxy.empty()) verify.proxy = options.connect.proxy;
   // Revocation and AIA requests share what is left of the overall budget, so the whole fetch
   // ends within the timeout; with nothing left they fail at once (reported, never silent).
   verify.network_timeout = std::chrono::milliseconds(detail::millis_until(deadline));

@@ -1,4 +1,5 @@
 #include "detail/http.hpp"
+#include "detail/proxy.hpp"
 
 #include <openssl/http.h>
 #include <poll.h>
@@ -443,6 +444,18 @@ class Exchange {
   std::chrono::milliseconds budget_;
 };
 
+// Directly, or through the proxy the target was reached by (a user behind one has no other way
+// out).
+Result<Connection> dial_http_server(const std::string& proxy_url, const HttpTarget& target,
+                                    Clock::time_point deadline,
+                                    std::chrono::milliseconds connect_timeout) {
+  if (proxy_url.empty()) return dial_tcp(target.host, target.port, deadline, connect_timeout);
+  auto proxy = parse_proxy_url(proxy_url);
+  if (!proxy) return tl::unexpected(proxy.error());
+  return dial_via_proxy(*proxy, Endpoint{target.host, target.port, is_ip_literal(target.host)},
+                        deadline, connect_timeout);
+}
+
 }  // namespace
 
 Result<std::vector<std::uint8_t>> http_fetch(const HttpRequest& request,
@@ -455,8 +468,8 @@ Result<std::vector<std::uint8_t>> http_fetch(const HttpRequest& request,
     const std::string who = "the " + role + " at " + url;
     auto target = parse_http_url(url);
     if (!target) return tl::unexpected(target.error());
-    auto conn = dial_tcp(target->host, target->port, deadline,
-                         std::max(budget, std::chrono::milliseconds(1)));
+    auto conn = dial_http_server(request.proxy, *target, deadline,
+                                 std::max(budget, std::chrono::milliseconds(1)));
     if (!conn) {
       Error e = conn.error();
       e.message = who + ": " + e.message;

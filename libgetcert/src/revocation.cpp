@@ -71,7 +71,7 @@ RevocationCheck check_crl(int depth, const std::string& url, const RevocationCon
   r.source = "crl";
   r.url = url;
   if (remaining(ctx).count() == 0) return failed(r, "no time left for the CRL (--timeout)");
-  auto body = http_fetch({url, "CRL server", {}, {}}, request_deadline);
+  auto body = http_fetch({url, "CRL server", {}, {}, ctx.proxy}, request_deadline);
   if (!body) return failed(r, body.error().message);
   return check_crl_bytes(*body, depth, url, ctx);
 }
@@ -226,7 +226,7 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
                    "no time left for OCSP (--timeout)");
         break;
       }
-      auto answer = http_fetch({url, "OCSP responder", "application/ocsp-request", body},
+      auto answer = http_fetch({url, "OCSP responder", "application/ocsp-request", body, ctx.proxy},
                                share_of(ctx.deadline, planned--));
       RevocationCheck r =
           answer ? check_ocsp_response(*answer, depth, ctx, "ocsp", url)

@@ -4,6 +4,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "detail/line_channel.hpp"
 #include "detail/replies.hpp"
@@ -98,6 +99,51 @@ Result<void> postgres(LineChannel& ch) {
   return {};
 }
 
+// LDAPv3 StartTLS (RFC 4511 4.14): an ExtendedRequest whose requestName is the StartTLS OID,
+// answered by an ExtendedResponse; resultCode 0 means the next byte is TLS.
+Result<void> ldap(LineChannel& ch) {
+  static constexpr std::string_view kStartTlsOid = "1.3.6.1.4.1.1466.20037";
+  // SEQUENCE { INTEGER 1, [APPLICATION 23] { [0] requestName } }
+  std::string request{"\x30\x1d\x02\x01\x01\x77\x18\x80\x16", 9};
+  request += kStartTlsOid;
+  if (auto ok = ch.send(request); !ok) return ok;
+  auto head = ch.read_bytes(2);
+  if (!head) return tl::unexpected(head.error());
+  if (static_cast<unsigned char>((*head)[0]) != 0x30) {
+    return tl::unexpected(refused(ch, *head));  // not LDAP at all: quote what it sent
+  }
+  std::size_t length = static_cast<unsigned char>((*head)[1]);
+  if ((length & 0x80U) != 0) {
+    const std::size_t octets = length & 0x7FU;
+    if (octets == 0 || octets > 4) {
+      return tl::unexpected(
+          ch.peer_fault({Errc::malformed_input, "sent a malformed LDAP message"}));
+    }
+    auto more = ch.read_bytes(octets);
+    if (!more) return tl::unexpected(more.error());
+    length = 0;
+    for (const char c : *more) length = (length << 8U) | static_cast<unsigned char>(c);
+  }
+  if (length > kMaxLdapMessage) {
+    return tl::unexpected(
+        ch.peer_fault({Errc::limit_exceeded, "sent an LDAP message over " +
+                                                 std::to_string(kMaxLdapMessage / 1024) + " KiB"}));
+  }
+  auto body = ch.read_bytes(length);
+  if (!body) return tl::unexpected(body.error());
+  auto result = parse_ldap_extended_response(*body);
+  if (!result) return tl::unexpected(ch.peer_fault(result.error()));
+  if (result->code != 0) {
+    const std::string name = ldap_result_name(result->code);
+    return tl::unexpected(Error{
+        Errc::not_tls,
+        ch.peer() + " declined StartTLS: result " + std::to_string(result->code) +
+            (name.empty() ? "" : " (" + name + ")") +
+            (result->diagnostic.empty() ? std::string() : ": " + quote_peer(result->diagnostic))});
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<void> negotiate_starttls(StartTls protocol, int fd, const std::string& /*host*/,
@@ -124,6 +170,9 @@ Result<void> negotiate_starttls(StartTls protocol, int fd, const std::string& /*
       break;
     case StartTls::postgres:
       preamble = {"PostgreSQL server", postgres};
+      break;
+    case StartTls::ldap:
+      preamble = {"LDAP server", ldap};
       break;
   }
   if (preamble.run == nullptr) return {};

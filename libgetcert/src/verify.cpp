@@ -308,7 +308,7 @@ bool same_certificate(const Certificate& a, const Certificate& b) {
 // `gap_url` becomes the URL the gap's own issuer came from, or the last one that failed for it.
 std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
                                                detail::Clock::time_point deadline,
-                                               bool revocation_planned,
+                                               bool revocation_planned, const std::string& proxy,
                                                std::vector<std::string>& notes,
                                                std::string& gap_url) {
   std::vector<Certificate> fetched;
@@ -332,7 +332,7 @@ std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
       }
       // The revocation checks that follow a completed chain keep a share of the budget.
       auto got = detail::download_issuers(
-          url, detail::share_of(deadline, urls_left-- + (revocation_planned ? 1 : 0)));
+          url, detail::share_of(deadline, urls_left-- + (revocation_planned ? 1 : 0)), proxy);
       if (!got) {
         notes.push_back("fetching the issuer of '" + current.display_name() +
                         "' failed: " + got.error().message);
@@ -387,7 +387,7 @@ void check_revocation_evidence(Verification& v, const VerifyOptions& options, X5
                                detail::Clock::time_point network_deadline) {
   const int n = sk_X509_num(chain);
   if (n < 2) return;
-  detail::RevocationContext ctx{store, chain, now, network_deadline};
+  detail::RevocationContext ctx{store, chain, now, network_deadline, options.proxy};
   if (!options.ocsp_staple.empty()) {
     v.revocation.push_back(
         detail::check_ocsp_response(options.ocsp_staple, 0, ctx, "ocsp-staple", ""));
@@ -673,8 +673,8 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
     std::vector<std::string> notes;
     std::string gap_url;
     if (options.fetch_missing) {
-      v.fetched_intermediates =
-          fetch_missing_issuers(*path, network_deadline, options.check_revocation, notes, gap_url);
+      v.fetched_intermediates = fetch_missing_issuers(
+          *path, network_deadline, options.check_revocation, options.proxy, notes, gap_url);
       if (!v.fetched_intermediates.empty()) {
         for (const auto& c : v.fetched_intermediates) {
           X509Ptr h = x509_from_certificate(c);

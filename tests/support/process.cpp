@@ -91,10 +91,16 @@ Process Process::spawn(const std::vector<std::string>& argv_in, const SpawnOptio
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGPIPE);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  short flags = POSIX_SPAWN_SETSIGDEF;
+  if (options.own_process_group) {
+    flags = static_cast<short>(flags | POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
+  posix_spawnattr_setflags(&attr, flags);
   const int rc = ::posix_spawnp(&p.pid_, c_argv[0], &actions, &attr, c_argv.data(), c_env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
+  p.own_group_ = options.own_process_group;
   if (rc != 0) {
     p.pid_ = -1;
     throw std::runtime_error("cannot start " + argv_in[0] + ": " + std::strerror(rc));
@@ -103,7 +109,11 @@ Process Process::spawn(const std::vector<std::string>& argv_in, const SpawnOptio
 }
 
 Process::Process(Process&& other) noexcept
-    : pid_(other.pid_), status_(other.status_), out_fd_(other.out_fd_), err_fd_(other.err_fd_) {
+    : pid_(other.pid_),
+      own_group_(other.own_group_),
+      status_(other.status_),
+      out_fd_(other.out_fd_),
+      err_fd_(other.err_fd_) {
   other.pid_ = -1;
   other.out_fd_ = -1;
   other.err_fd_ = -1;
@@ -114,6 +124,7 @@ Process& Process::operator=(Process&& other) noexcept {
     kill();
     release_fds();
     pid_ = other.pid_;
+    own_group_ = other.own_group_;
     status_ = other.status_;
     out_fd_ = other.out_fd_;
     err_fd_ = other.err_fd_;
@@ -159,7 +170,7 @@ std::optional<int> Process::wait_for(std::chrono::milliseconds limit) {
 
 void Process::kill() {
   if (pid_ < 0 || status_) return;
-  ::kill(pid_, SIGKILL);
+  ::kill(own_group_ ? -pid_ : pid_, SIGKILL);
   int status = 0;
   pid_t r = 0;
   do {

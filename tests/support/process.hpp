@@ -18,6 +18,9 @@ struct SpawnOptions {
   // Ask the kernel to SIGKILL the child when this process dies, even by a crash, so a
   // crashed test never leaves a server behind (uses setpriv --pdeathsig when installed).
   bool die_with_parent = false;
+  // Start the child in a process group of its own and kill the whole group: for servers that
+  // fork workers which outlive a killed parent (danted).
+  bool own_process_group = false;
 };
 
 class Process {
@@ -47,6 +50,7 @@ class Process {
   void release_fds() noexcept;
 
   pid_t pid_ = -1;
+  bool own_group_ = false;
   std::optional<int> status_;
   int out_fd_ = -1;
   int err_fd_ = -1;

@@ -24,7 +24,8 @@ bool executable(const char* path) { return path[0] != '\0' && ::access(path, X_O
 TlsServer start_with_retry(
     const std::string& name, std::size_t port_count, bool check_ipv6,
     const std::function<std::vector<std::string>(const std::vector<std::uint16_t>&, TempDir&)>&
-        make_argv) {
+        make_argv,
+    bool own_process_group = false) {
   std::string last_log;
   for (int attempt = 0; attempt < kStartAttempts; ++attempt) {
     auto dir = std::make_unique<TempDir>();
@@ -37,6 +38,7 @@ TlsServer start_with_retry(
     }
     SpawnOptions spawn;
     spawn.die_with_parent = true;
+    spawn.own_process_group = own_process_group;
     Process proc = Process::spawn(make_argv(ports, *dir), spawn);
     bool ready = true;
     for (const auto p : ports) {
@@ -100,6 +102,39 @@ ServedChain pki_leaf_only(const std::string& leaf) {
 bool have_openssl() { return executable(GETCERT_TEST_OPENSSL); }
 bool have_nginx() { return executable(GETCERT_TEST_NGINX); }
 bool have_gnutls_serv() { return executable(GETCERT_TEST_GNUTLS_SERV); }
+bool have_danted() { return executable(GETCERT_TEST_DANTED); }
+
+TlsServer start_danted(const DanteOptions& options) {
+  return start_with_retry(
+      "danted", 1, false,
+      [&options](const std::vector<std::uint16_t>& ports, TempDir& dir) {
+        const std::string method = options.username_auth ? "username" : "none";
+        std::ostringstream conf;
+        // The log goes to stderr, so TlsServer::log() shows each connection it relayed.
+        conf << "logoutput: stderr\n"
+             << "internal: 127.0.0.1 port = " << ports[0] << "\n"
+             << "external: lo\n"
+             << "clientmethod: none\nsocksmethod: " << method << "\n";
+        // Switching users needs root; unprivileged, Dante runs everything as the caller.
+        if (::geteuid() == 0) conf << "user.privileged: root\nuser.unprivileged: nobody\n";
+        conf << "client pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }\n";
+        // Dante's socks rules are per address family: IPv6 targets (::1) need their own.
+        if (options.blocked_port != 0) {
+          for (const char* to : {"0.0.0.0/0", "::/0"}) {
+            conf << "socks block { from: 0.0.0.0/0 to: " << to << " port = " << options.blocked_port
+                 << " }\n";
+          }
+        }
+        for (const char* to : {"0.0.0.0/0", "::/0"}) {
+          conf << "socks pass { from: 127.0.0.0/8 to: " << to << " log: connect error }\n";
+        }
+        write_file(dir / "danted.conf", conf.str());
+        return std::vector<std::string>{
+            GETCERT_TEST_DANTED, "-f", dir / "danted.conf", "-p", dir / "danted.pid", "-N", "1"};
+      },
+      // danted forks its workers; killing only the first process would leave them behind.
+      /*own_process_group=*/true);
+}
 
 TlsServer start_openssl_server(const ServedChain& served) {
   OpenSslServerOptions o;

@@ -79,4 +79,17 @@ TlsServer start_nginx(const NginxOptions& options);
 // gnutls-serv (listens on all addresses; tests connect to loopback).
 TlsServer start_gnutls_server(const ServedChain& served);
 
+// Dante's SOCKS5 server (danted), the proxy side of --proxy socks5://.
+bool have_danted();
+struct DanteOptions {
+  // Require RFC 1929 username/password authentication; Dante checks them against the system's
+  // accounts, so this needs root (and such an account).
+  bool username_auth = false;
+  // Connections to this port are refused by a rule ("not allowed by ruleset").
+  std::uint16_t blocked_port = 0;
+};
+// danted in the foreground on 127.0.0.1 with its own config in a temp dir; log() shows each
+// connection it relayed.
+TlsServer start_danted(const DanteOptions& options);
+
 }  // namespace getcert::test

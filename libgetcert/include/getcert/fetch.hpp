@@ -24,7 +24,18 @@
 namespace getcert {
 
 // Protocols that start in plain text and switch to TLS on request.
-enum class StartTls { none, smtp, imap, pop3, ftp, postgres };
+enum class StartTls { none, smtp, imap, pop3, ftp, postgres, ldap };
+
+// TLS protocol versions a handshake may negotiate.
+enum class TlsVersion { tls1_0, tls1_1, tls1_2, tls1_3 };
+// "1.0", "1.1", "1.2", "1.3": the spelling --tls-min and --tls-max take.
+std::string_view to_string(TlsVersion version) noexcept;
+
+// A certificate to offer when a server asks for one (mutual TLS).
+struct ClientIdentity {
+  std::string certificate_pem;  // the client certificate, then any chain certificates to send
+  std::string private_key_pem;  // the certificate's key, unencrypted PEM (PKCS#8 or traditional)
+};
 
 // How to reach the server and what to offer in the handshake.
 struct ConnectOptions {
@@ -34,9 +45,20 @@ struct ConnectOptions {
   bool send_sni = true;                             // false: never send SNI
   std::vector<std::string> alpn;                    // e.g. {"h2", "http/1.1"}
   StartTls starttls = StartTls::none;               // plain-text preamble before the handshake
-  // "http://[user:password@]host[:port]": reach the target through this HTTP proxy (CONNECT).
-  // Empty: connect directly. Environment variables such as https_proxy are not consulted.
+  // Reach the target, and the AIA/OCSP/CRL servers of verification, through this proxy:
+  // "http://[user:password@]host[:port]" (HTTP CONNECT, port 80 by default),
+  // "socks5://[user:password@]host[:port]" (SOCKS5, getcert resolves the target and tries each
+  // address through the proxy) or "socks5h://..." (the proxy resolves it); SOCKS ports default
+  // to 1080. Empty: connect directly. Environment variables such as https_proxy are not read.
   std::string proxy;
+  // Limits on the negotiated version; unset: anything from TLS 1.0 to TLS 1.3. A server that
+  // cannot meet them fails the handshake (tls_handshake_failed naming the versions).
+  std::optional<TlsVersion> tls_min;
+  std::optional<TlsVersion> tls_max;
+  // Offered when the server requests a client certificate. Without one, a server that requests
+  // a certificate still shows its chain: the handshake goes on without a certificate, and
+  // TlsInfo says whether the server accepted that.
+  std::optional<ClientIdentity> client_identity;
 };
 
 struct FetchOptions {
@@ -60,7 +82,17 @@ struct TlsInfo {
   std::string cipher;   // IANA name, e.g. "TLS_AES_256_GCM_SHA384"
   std::string alpn;     // negotiated protocol; empty when none
   bool ocsp_stapled = false;
-  std::vector<std::uint8_t> ocsp_response;  // DER of the stapled response, if any
+  std::vector<std::uint8_t> ocsp_response;    // DER of the stapled response, if any
+  bool client_certificate_requested = false;  // the server sent a CertificateRequest
+  bool client_certificate_sent = false;       // ... and ConnectOptions::client_identity answered it
+  // False when the server refused to finish after the server chain arrived (in practice: it
+  // requires a client certificate and got none, or one it does not accept). The chain is still
+  // captured and verified. In TLS 1.3 the refusal comes after the client's Finished, so it is
+  // read for briefly (within the timeout) whenever a certificate was requested.
+  bool handshake_completed = true;
+  // The CA names of the CertificateRequest, formatted as Certificate::subject; the client
+  // certificate the server wants is issued by one of them (empty list: the server names none).
+  std::vector<std::string> acceptable_client_cas;
 };
 
 // What a handshake showed, before any verification.
@@ -78,8 +110,10 @@ struct FetchResult {
 };
 
 // Connects and handshakes, capturing the chain without judging it (the handshake accepts any
-// certificate). Errors: invalid_argument (bad SNI, ALPN or proxy URL), resolve_failed,
-// connect_failed, timeout, tls_handshake_failed (also: no certificate at all), not_tls.
+// certificate). Errors: invalid_argument (bad SNI, ALPN or proxy URL, tls_min above tls_max,
+// a client identity that does not parse or whose key does not match),
+// resolve_failed, connect_failed, timeout, tls_handshake_failed (also: no certificate at all),
+// not_tls.
 Result<Handshake> connect(const Endpoint& endpoint, const ConnectOptions& options = {});
 Result<Handshake> connect(std::string_view endpoint, const ConnectOptions& options = {});
 

@@ -36,6 +36,9 @@ struct VerifyOptions {
   // With check_revocation: an unreachable responder or unknown status fails verification
   // instead of producing a warning.
   bool require_revocation = false;
+  // Make the HTTP requests of the options above through this proxy (ConnectOptions::proxy's
+  // syntax). fetch() uses its connection's proxy when this is empty.
+  std::string proxy;
   // Limit for all HTTP requests made by the options above together.
   std::chrono::milliseconds network_timeout{10000};
   // "sha256/BASE64" SPKI pins; when non-empty, some certificate in the chain must match one.

@@ -14,8 +14,9 @@
 namespace getcert::detail {
 
 // Certificates found at `url` before `deadline`: a DER or PEM certificate, or a certs-only
-// PKCS#7 (DER or PEM).
+// PKCS#7 (DER or PEM). `proxy`: VerifyOptions::proxy.
 Result<std::vector<Certificate>> download_issuers(const std::string& url,
-                                                  Clock::time_point deadline);
+                                                  Clock::time_point deadline,
+                                                  const std::string& proxy);
 
 }  // namespace getcert::detail

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "getcert/error.hpp"
 
@@ -54,6 +55,11 @@ Clock::time_point share_of(Clock::time_point deadline, std::size_t parts);
 
 // "2 s", "1500 ms": a budget as messages show it.
 std::string duration_text(std::chrono::milliseconds ms);
+
+// The numeric addresses host resolves to (itself for an IP literal), in the resolver's order.
+// Errors: resolve_failed, timeout, invalid_argument.
+Result<std::vector<std::string>> resolve_numeric(const std::string& host, std::uint16_t port,
+                                                 Clock::time_point deadline);
 
 // Resolves host (skipping DNS for IP literals) and connects to each address in turn, v6 and v4
 // as the resolver orders them, each attempt bounded by connect_timeout and the deadline.

@@ -97,6 +97,7 @@ struct HttpRequest {
   std::string role;
   std::string content_type;
   std::vector<std::uint8_t> body;
+  std::string proxy;  // VerifyOptions::proxy: empty, or a URL parse_proxy_url() accepts
 };
 
 // Fetches the body of a 2xx answer before `deadline`, following up to kMaxHttpRedirects

@@ -59,6 +59,21 @@ class ProxyReply {
   std::string status_line_;
 };
 
+// An LDAP server's answer to the StartTLS extended request (RFC 4511 4.12, 4.14): the
+// LDAPResult inside an ExtendedResponse.
+struct LdapResult {
+  int code = -1;           // resultCode: 0 success, 2 protocolError, 52 unavailable...
+  std::string diagnostic;  // diagnosticMessage, as the server wrote it
+};
+// An LDAPMessage's outer SEQUENCE holds at most this much: a StartTLS answer is about 40 bytes,
+// the rest is room for a long diagnostic message.
+inline constexpr std::size_t kMaxLdapMessage = std::size_t{16} * 1024;
+// Parses the contents of the LDAPMessage SEQUENCE (messageID, then the response). Fails with
+// malformed_input when it is not an ExtendedResponse.
+Result<LdapResult> parse_ldap_extended_response(const std::string& contents);
+// RFC 4511's name for a resultCode ("protocolError"), or "" when it has none.
+std::string ldap_result_name(int code);
+
 // `text` (from a peer) as messages quote it: escaped for a terminal, cut to `max` characters.
 std::string quote_peer(const std::string& text, std::size_t max = 80);
 

@@ -16,6 +16,7 @@ struct RevocationContext {
   STACK_OF(X509) * chain;  // the verified chain, leaf first (borrowed)
   std::int64_t now;
   std::chrono::steady_clock::time_point deadline;  // for all requests together
+  std::string proxy;                               // VerifyOptions::proxy
 };
 
 // Checks an OCSP response (DER) about chain[depth] issued by chain[depth + 1]: signature,

@@ -15,6 +15,8 @@ namespace getcert::detail {
 Result<Certificate> certificate_from_x509(X509* cert);
 // Parses the model's DER back into a handle (never fails for a model made by this library).
 X509Ptr x509_from_certificate(const Certificate& cert);
+// A distinguished name as Certificate::subject shows it (RFC 2253 order, UTF-8 kept).
+std::string name_to_string(const X509_NAME* name);
 // Uppercase hex of bytes, no separators.
 std::string hex_upper(const unsigned char* data, std::size_t len);
 // Standard base64 (no line breaks).
