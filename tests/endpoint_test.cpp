@@ -172,3 +172,17 @@ TEST_CASE("a bad target makes the CLI exit 2 before any connection is made", "[e
     CHECK(peer.connections_settled() == 1);
   }
 }
+
+TEST_CASE("a Unicode name that maps to nothing is rejected, not an empty host", "[endpoint]") {
+  // U+034F (combining grapheme joiner) is removed by IDNA mapping; found by fuzz_endpoint.
+  for (const std::string text : {"\xcd\x8f", "\xcd\x8f:443", "https://\xcd\x8f/"}) {
+    INFO(text);
+    auto ep = parse_endpoint(text);
+    REQUIRE_FALSE(ep);
+    CHECK(ep.error().code == Errc::invalid_argument);
+  }
+  // A name that keeps a label after mapping still parses, as its A-label.
+  CHECK(parsed("b\xcd\x8f\xc3\xbc"
+               "cher.example")
+            .host == "xn--bcher-kva.example");
+}

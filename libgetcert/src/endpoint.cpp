@@ -89,6 +89,14 @@ Result<std::string> normalize_hostname(std::string_view name) {
     }
     out = converted;
     idn2_free(converted);
+    // Mapping can remove characters (U+034F, the combining grapheme joiner, maps to nothing):
+    // what remains must still be a host name, or an empty host would pass as parsed.
+    if (!is_hostname(out)) {
+      return fail(Errc::invalid_argument, quoted(input) +
+                                              " is not a valid internationalised domain name: "
+                                              "it maps to " +
+                                              quoted(out));
+    }
   }
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
