@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "detail/ossl.hpp"
 #include "getcert/pkcs12.hpp"
+#include "internal/ossl.hpp"
 #include "keys.hpp"
 
 namespace getcert::pkcs12::detail {
@@ -17,7 +17,7 @@ struct FoundKey {
 
 struct FoundCert {
   Certificate cert;
-  getcert::detail::X509Ptr x509;
+  internal::X509Ptr x509;
   BagAttributes attributes;
 };
 

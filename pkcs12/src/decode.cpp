@@ -9,7 +9,7 @@
 #include "ber.hpp"
 #include "budget.hpp"
 #include "contents.hpp"
-#include "detail/x509_util.hpp"
+#include "internal/x509_util.hpp"
 #include "keys.hpp"
 #include "mac.hpp"
 #include "password.hpp"
@@ -637,7 +637,7 @@ Result<void> Walker::read_cert_bag(const Element& value, BagInfo& info,
   }
   info.description = "x509Certificate " + cert->subject;
   info.certificate_sha256 = cert->sha256;
-  getcert::detail::X509Ptr x509 = getcert::detail::x509_from_certificate(*cert);
+  internal::X509Ptr x509 = internal::x509_from_certificate(*cert);
   if (!x509) return fail(Errc::internal, "a parsed certificate cannot be re-read");
   contents_.certs.push_back({std::move(*cert), std::move(x509), attrs});
   return {};

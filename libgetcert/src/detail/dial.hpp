@@ -8,36 +8,15 @@
 #include <vector>
 
 #include "getcert/error.hpp"
+#include "internal/owners.hpp"
 
 namespace getcert::detail {
 
 using Clock = std::chrono::steady_clock;
 
-// Owns a file descriptor.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) noexcept : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd();
-
-  int get() const noexcept { return fd_; }
-  int release() noexcept {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
 struct Connection {
-  UniqueFd fd;          // non-blocking, connected
-  std::string address;  // numeric address that accepted
+  internal::UniqueFd fd;  // non-blocking, connected
+  std::string address;    // numeric address that accepted
 };
 
 // Milliseconds left until deadline (0 when passed), capped to fit poll().

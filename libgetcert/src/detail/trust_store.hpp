@@ -2,14 +2,14 @@
 
 #include <string>
 
-#include "detail/ossl.hpp"
 #include "getcert/error.hpp"
 #include "getcert/verify.hpp"
+#include "internal/ossl.hpp"
 
 namespace getcert::detail {
 
 struct TrustStore {
-  X509StorePtr store;
+  internal::X509StorePtr store;
   std::string description;  // "system (/usr/lib/ssl/certs)", "file:ca.pem", ...
   // The user named these certificates (--ca-file, --ca-dir): each one is a trust anchor,
   // self-signed or not. The system store keeps roots-only semantics.
