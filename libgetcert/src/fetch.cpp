@@ -11,6 +11,7 @@
 #include "detail/proxy.hpp"
 #include "detail/starttls.hpp"
 #include "detail/trust_store.hpp"
+#include "detail/verify.hpp"
 #include "internal/ossl.hpp"
 #include "internal/x509_util.hpp"
 

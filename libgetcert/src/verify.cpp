@@ -7,6 +7,7 @@
 #include "detail/dial.hpp"
 #include "detail/revocation.hpp"
 #include "detail/trust_store.hpp"
+#include "detail/verify.hpp"
 #include "getcert/endpoint.hpp"
 #include "internal/ossl.hpp"
 #include "internal/x509_util.hpp"

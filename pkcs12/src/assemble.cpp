@@ -6,7 +6,7 @@
 #include <string>
 
 #include "algorithms.hpp"
-#include "contents.hpp"
+#include "assemble.hpp"
 #include "internal/ossl.hpp"
 
 namespace getcert::pkcs12::detail {

@@ -5,15 +5,15 @@
 #include <string>
 
 #include "algorithms.hpp"
+#include "assemble.hpp"
 #include "attributes.hpp"
 #include "ber.hpp"
 #include "budget.hpp"
-#include "contents.hpp"
 #include "internal/x509_util.hpp"
-#include "keys.hpp"
 #include "mac.hpp"
 #include "password.hpp"
 #include "pbe.hpp"
+#include "private_key.hpp"
 
 namespace getcert::pkcs12 {
 namespace detail {

@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "contents.hpp"
+#include "assemble.hpp"
 #include "crypto.hpp"
 #include "getcert/text.hpp"
 #include "internal/x509_util.hpp"
 #include "java_serialization.hpp"
-#include "keys.hpp"
+#include "private_key.hpp"
 
 namespace getcert::pkcs12::detail {
 namespace {

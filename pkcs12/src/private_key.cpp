@@ -10,7 +10,7 @@
 #include "internal/encoding.hpp"
 #include "internal/ossl.hpp"
 #include "internal/x509_util.hpp"
-#include "keys.hpp"
+#include "private_key.hpp"
 
 namespace getcert::pkcs12 {
 

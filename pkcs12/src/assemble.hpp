@@ -6,7 +6,7 @@
 
 #include "getcert/pkcs12.hpp"
 #include "internal/ossl.hpp"
-#include "keys.hpp"
+#include "private_key.hpp"
 
 namespace getcert::pkcs12::detail {
 
