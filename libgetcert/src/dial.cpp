@@ -33,6 +33,23 @@ int poll_until(int fd, short events, Clock::time_point deadline) {
   return rc;
 }
 
+SendOutcome send_until(int fd, std::string_view data, Clock::time_point deadline) {
+  std::size_t off = 0;
+  while (off < data.size()) {
+    if (Clock::now() >= deadline) return SendOutcome::timed_out;
+    const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+    if (n > 0) {
+      off += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EINTR) return SendOutcome::failed;
+    const int rc = poll_until(fd, POLLOUT, deadline);
+    if (rc == 0) return SendOutcome::timed_out;
+    if (rc < 0) return SendOutcome::failed;
+  }
+  return SendOutcome::sent;
+}
+
 Clock::time_point share_of(Clock::time_point deadline, std::size_t parts) {
   const auto now = Clock::now();
   if (now >= deadline) return deadline;

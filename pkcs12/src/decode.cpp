@@ -115,17 +115,22 @@ Result<EncryptedSafe> encrypted_content(const Element& explicit0, std::uint64_t 
   return out;
 }
 
-// Adds one attempt at every shrouded key in SafeContents `data` (nested SafeContents bags
-// included, as deep as the walk follows them) to `work`. Stops at the first error: the walk
-// meets the same error at the same place.
-Result<void> scan_shrouded_keys(Bytes data, int nesting, std::uint64_t max_iterations,
-                                VisibleWork& work) {
+// A reader over the SafeBags of SafeContents ::= SEQUENCE OF SafeBag.
+Result<BerReader> safe_bags(Bytes data) {
   auto sc = parse_single(data, "SafeContents");
   if (!sc) return tl::unexpected(sc.error());
   if (!sc->is_universal(kTagSequence)) {
     return fail(Errc::malformed_input, "malformed PKCS#12: SafeContents is not a SEQUENCE");
   }
-  auto r = children(*sc, "SafeContents");
+  return children(*sc, "SafeContents");
+}
+
+// Adds one attempt at every shrouded key in SafeContents `data` (nested SafeContents bags
+// included, as deep as the walk follows them) to `work`. Stops at the first error: the walk
+// meets the same error at the same place.
+Result<void> scan_shrouded_keys(Bytes data, int nesting, std::uint64_t max_iterations,
+                                VisibleWork& work) {
+  auto r = safe_bags(data);
   if (!r) return tl::unexpected(r.error());
   while (!r->empty()) {
     auto bag = r->expect(kTagSequence, "SafeBag");
@@ -493,12 +498,7 @@ Result<void> Walker::read_safe(const Element& content_info, std::size_t index) {
 }
 
 Result<void> Walker::read_safe_contents(Bytes data, int nesting, SafeInfo& safe) {
-  auto sc = parse_single(data, "SafeContents");
-  if (!sc) return tl::unexpected(sc.error());
-  if (!sc->is_universal(kTagSequence)) {
-    return fail(Errc::malformed_input, "malformed PKCS#12: SafeContents is not a SEQUENCE");
-  }
-  auto r = children(*sc, "SafeContents");
+  auto r = safe_bags(data);
   if (!r) return tl::unexpected(r.error());
   while (!r->empty()) {
     auto bag = r->expect(kTagSequence, "SafeBag");

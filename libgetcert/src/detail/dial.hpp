@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "getcert/error.hpp"
@@ -25,6 +26,13 @@ int millis_until(Clock::time_point deadline);
 // poll() on one fd until it is ready for `events` or the deadline passes, retrying EINTR:
 // > 0 ready, 0 deadline passed, < 0 failed (errno set).
 int poll_until(int fd, short events, Clock::time_point deadline);
+
+// How send_until() ended: everything sent, the deadline passed, or the socket failed (errno
+// set, for the caller's message).
+enum class SendOutcome { sent, timed_out, failed };
+// Sends all of `data` on a non-blocking socket, waiting (poll_until) whenever it is full; the
+// deadline is checked before every send, so a peer that stops reading cannot hold us past it.
+SendOutcome send_until(int fd, std::string_view data, Clock::time_point deadline);
 
 // A request that hangs can spend no more than its share: a slice of what is left until
 // `deadline`, split evenly among the `parts` requests still planned (this one included), but at
