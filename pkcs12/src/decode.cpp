@@ -125,6 +125,34 @@ Result<BerReader> safe_bags(Bytes data) {
   return children(*sc, "SafeContents");
 }
 
+// SafeBag and CertBag both open with `type OBJECT IDENTIFIER` ("<what> type") ...
+Result<std::string> read_type(BerReader& r, const std::string& what) {
+  const std::string name = what + " type";
+  auto el = r.expect(kTagOid, name.c_str());
+  if (!el) return tl::unexpected(el.error());
+  return oid(*el, name.c_str());
+}
+
+// ... followed by `value [0] EXPLICIT ANY` ("<what> value"): returns the [0] wrapper.
+Result<Element> read_explicit(BerReader& r, const std::string& what) {
+  const std::string name = what + " value";
+  auto wrapper = r.next(name.c_str());
+  if (!wrapper) return wrapper;
+  if (!wrapper->is_context(0) || !wrapper->constructed) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: " + name + " is not [0] EXPLICIT");
+  }
+  return wrapper;
+}
+
+// The value of a SafeBag whose type has been read: the element inside the [0] wrapper.
+Result<Element> safe_bag_value(BerReader& r) {
+  auto wrapper = read_explicit(r, "SafeBag");
+  if (!wrapper) return wrapper;
+  auto wr = children(*wrapper, "SafeBag value");
+  if (!wr) return tl::unexpected(wr.error());
+  return wr->next("SafeBag value");
+}
+
 // Adds one attempt at every shrouded key in SafeContents `data` (nested SafeContents bags
 // included, as deep as the walk follows them) to `work`. Stops at the first error: the walk
 // meets the same error at the same place.
@@ -137,19 +165,10 @@ Result<void> scan_shrouded_keys(Bytes data, int nesting, std::uint64_t max_itera
     if (!bag) return tl::unexpected(bag.error());
     auto br = children(*bag, "SafeBag");
     if (!br) return tl::unexpected(br.error());
-    auto id_el = br->expect(kTagOid, "SafeBag type");
-    if (!id_el) return tl::unexpected(id_el.error());
-    auto id = oid(*id_el, "SafeBag type");
+    auto id = read_type(*br, "SafeBag");
     if (!id) return tl::unexpected(id.error());
     if (*id != oids::kShroudedKeyBag && *id != oids::kSafeContentsBag) continue;
-    auto wrapper = br->next("SafeBag value");
-    if (!wrapper) return tl::unexpected(wrapper.error());
-    if (!wrapper->is_context(0) || !wrapper->constructed) {
-      return fail(Errc::malformed_input, "malformed PKCS#12: SafeBag value is not [0] EXPLICIT");
-    }
-    auto wr = children(*wrapper, "SafeBag value");
-    if (!wr) return tl::unexpected(wr.error());
-    auto value = wr->next("SafeBag value");
+    auto value = safe_bag_value(*br);
     if (!value) return tl::unexpected(value.error());
     if (*id == oids::kSafeContentsBag) {
       if (nesting + 1 > kMaxSafeContentsNesting) {
@@ -513,18 +532,9 @@ Result<void> Walker::read_bag(const Element& bag, int nesting, SafeInfo& safe) {
   // SafeBag ::= SEQUENCE { bagId OID, bagValue [0] EXPLICIT ANY, bagAttributes SET OPTIONAL }
   auto r = children(bag, "SafeBag");
   if (!r) return tl::unexpected(r.error());
-  auto id_el = r->expect(kTagOid, "SafeBag type");
-  if (!id_el) return tl::unexpected(id_el.error());
-  auto id = oid(*id_el, "SafeBag type");
+  auto id = read_type(*r, "SafeBag");
   if (!id) return tl::unexpected(id.error());
-  auto wrapper = r->next("SafeBag value");
-  if (!wrapper) return tl::unexpected(wrapper.error());
-  if (!wrapper->is_context(0) || !wrapper->constructed) {
-    return fail(Errc::malformed_input, "malformed PKCS#12: SafeBag value is not [0] EXPLICIT");
-  }
-  auto wr = children(*wrapper, "SafeBag value");
-  if (!wr) return tl::unexpected(wr.error());
-  auto value = wr->next("SafeBag value");
+  auto value = safe_bag_value(*r);
   if (!value) return tl::unexpected(value.error());
   BagAttributes attrs;
   auto attr_set = r->optional(TagClass::universal, kTagSet, "bag attributes");
@@ -603,15 +613,10 @@ Result<void> Walker::read_cert_bag(const Element& value, BagInfo& info,
   // CertBag ::= SEQUENCE { certId OID, certValue [0] EXPLICIT ANY }
   auto r = children(value, "CertBag");
   if (!r) return tl::unexpected(r.error());
-  auto type_el = r->expect(kTagOid, "CertBag type");
-  if (!type_el) return tl::unexpected(type_el.error());
-  auto type = oid(*type_el, "CertBag type");
+  auto type = read_type(*r, "CertBag");
   if (!type) return tl::unexpected(type.error());
-  auto wrapper = r->next("CertBag value");
+  auto wrapper = read_explicit(*r, "CertBag");
   if (!wrapper) return tl::unexpected(wrapper.error());
-  if (!wrapper->is_context(0) || !wrapper->constructed) {
-    return fail(Errc::malformed_input, "malformed PKCS#12: CertBag value is not [0] EXPLICIT");
-  }
   if (*type == oids::kSdsiCertificate) {
     info.description = "sdsiCertificate (unsupported, skipped)";
     warn("SDSI certificate bag skipped (unsupported certificate type)");
