@@ -1,7 +1,7 @@
 #include "detail/aia.hpp"
 #include "detail/http.hpp"
-#include "detail/ossl.hpp"
-#include "detail/x509_util.hpp"
+#include "internal/ossl.hpp"
+#include "internal/x509_util.hpp"
 
 namespace getcert::detail {
 

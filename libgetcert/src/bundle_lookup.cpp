@@ -145,10 +145,11 @@ BundleIndexCount index_bundle(std::string_view pem, BundleIndex& index) {
   return count;
 }
 
-X509Ptr decode_entry(const BundleEntry& entry) {
+internal::X509Ptr decode_entry(const BundleEntry& entry) {
   const auto* p = reinterpret_cast<const unsigned char*>(entry.der.data());
   const long len = static_cast<long>(entry.der.size());
-  return X509Ptr(entry.trusted_form ? d2i_X509_AUX(nullptr, &p, len) : d2i_X509(nullptr, &p, len));
+  return internal::X509Ptr(entry.trusted_form ? d2i_X509_AUX(nullptr, &p, len)
+                                              : d2i_X509(nullptr, &p, len));
 }
 
 // X509_LOOKUP get_by_subject: decodes every bundle certificate with this subject into the
@@ -166,10 +167,10 @@ int bundle_get_by_subject(X509_LOOKUP* lookup, X509_LOOKUP_TYPE type, const X509
   bool added = false;
   const auto [first, last] = index->by_subject.equal_range(key);
   for (auto it = first; it != last; ++it) {
-    const X509Ptr cert = decode_entry(index->entries[it->second]);
+    const internal::X509Ptr cert = decode_entry(index->entries[it->second]);
     if (cert && X509_STORE_add_cert(store, cert.get()) == 1) added = true;
   }
-  clear_errors();  // a certificate that did not decode is passed over, not an error
+  internal::clear_errors();  // a certificate that did not decode is passed over, not an error
   if (!added) return 0;
   // Answer with the store's copy: another thread may have added the same certificate first,
   // and then ours was not kept. Stores never drop objects, so the pointer stays valid.
@@ -183,12 +184,14 @@ int bundle_get_by_subject(X509_LOOKUP* lookup, X509_LOOKUP_TYPE type, const X509
   if (kept == nullptr || X509_OBJECT_set1_X509(ret, kept) != 1) return 0;
   // set1 took a reference for `ret`, but the caller treats `ret` as borrowed and never frees
   // it (as with OpenSSL's own lookups): hand that reference back.
-  const X509Ptr borrowed_by_ret(kept);
+  const internal::X509Ptr borrowed_by_ret(kept);
   return 1;
 }
 
-void bundle_free(X509_LOOKUP* lookup) {
-  delete static_cast<BundleIndex*>(X509_LOOKUP_get_method_data(lookup));
+// The lookup's release hook: the index it was given in add_bundle_lookup goes with it.
+void release_bundle_index(X509_LOOKUP* lookup) {
+  const std::unique_ptr<BundleIndex> owned(
+      static_cast<BundleIndex*>(X509_LOOKUP_get_method_data(lookup)));
 }
 
 X509_LOOKUP_METHOD* bundle_method() {
@@ -197,7 +200,7 @@ X509_LOOKUP_METHOD* bundle_method() {
     X509_LOOKUP_METHOD* m = X509_LOOKUP_meth_new("getcert lazily indexed PEM bundle");
     if (m != nullptr) {
       X509_LOOKUP_meth_set_get_by_subject(m, bundle_get_by_subject);
-      X509_LOOKUP_meth_set_free(m, bundle_free);
+      X509_LOOKUP_meth_set_free(m, release_bundle_index);
     }
     return m;
   }();
@@ -221,9 +224,10 @@ Result<BundleIndexCount> add_bundle_lookup(X509_STORE* store, const std::string&
   X509_LOOKUP* lookup = method != nullptr ? X509_STORE_add_lookup(store, method) : nullptr;
   if (lookup == nullptr || X509_LOOKUP_get_method_data(lookup) != nullptr ||
       X509_LOOKUP_set_method_data(lookup, index.get()) != 1) {
-    return fail(Errc::internal, "cannot add a bundle lookup to the trust store", drain_errors());
+    return fail(Errc::internal, "cannot add a bundle lookup to the trust store",
+                internal::drain_errors());
   }
-  static_cast<void>(index.release());  // the lookup owns it now; bundle_free deletes it
+  static_cast<void>(index.release());  // the lookup owns it now; release_bundle_index deletes it
   return count;
 }
 

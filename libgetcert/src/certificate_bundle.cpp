@@ -1,23 +1,18 @@
 #include <openssl/pkcs7.h>
 
-#include "detail/ossl.hpp"
-#include "detail/x509_util.hpp"
 #include "getcert/certificate.hpp"
+#include "internal/ossl.hpp"
+#include "internal/x509_util.hpp"
 
 namespace getcert {
 namespace {
-
-struct Pkcs7Deleter {
-  void operator()(PKCS7* p) const noexcept { PKCS7_free(p); }
-};
-using Pkcs7Ptr = std::unique_ptr<PKCS7, Pkcs7Deleter>;
 
 Result<std::vector<Certificate>> from_pkcs7(PKCS7* p7) {
   STACK_OF(X509)* certs = nullptr;  // get0
   if (PKCS7_type_is_signed(p7) != 0 && p7->d.sign != nullptr) certs = p7->d.sign->cert;
   std::vector<Certificate> out;
   for (int i = 0; i < sk_X509_num(certs); ++i) {
-    auto c = detail::certificate_from_x509(sk_X509_value(certs, i));
+    auto c = internal::certificate_from_x509(sk_X509_value(certs, i));
     if (!c) return tl::unexpected(c.error());
     out.push_back(std::move(*c));
   }
@@ -28,19 +23,19 @@ Result<std::vector<Certificate>> from_pkcs7(PKCS7* p7) {
 }  // namespace
 
 Result<std::vector<Certificate>> parse_certificates(const std::vector<std::uint8_t>& bytes) {
-  detail::clear_errors();
+  internal::clear_errors();
   if (bytes.empty()) return fail(Errc::malformed_input, "empty input");
   if (auto der = parse_certificate_der(bytes)) return std::vector<Certificate>{std::move(*der)};
   const unsigned char* p = bytes.data();
-  if (Pkcs7Ptr p7(d2i_PKCS7(nullptr, &p, static_cast<long>(bytes.size()))); p7) {
+  if (internal::Pkcs7Ptr p7(d2i_PKCS7(nullptr, &p, static_cast<long>(bytes.size()))); p7) {
     return from_pkcs7(p7.get());
   }
-  detail::clear_errors();
+  internal::clear_errors();
   const std::string text(bytes.begin(), bytes.end());
   if (text.find("-----BEGIN PKCS7-----") != std::string::npos) {
-    detail::BioPtr mem(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-    Pkcs7Ptr p7(PEM_read_bio_PKCS7(mem.get(), nullptr, nullptr, nullptr));
-    detail::clear_errors();
+    internal::BioPtr mem(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+    internal::Pkcs7Ptr p7(PEM_read_bio_PKCS7(mem.get(), nullptr, nullptr, nullptr));
+    internal::clear_errors();
     if (p7) return from_pkcs7(p7.get());
   }
   if (text.find("-----BEGIN") != std::string::npos) return parse_certificates_pem(text);

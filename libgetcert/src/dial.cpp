@@ -18,18 +18,6 @@
 
 namespace getcert::detail {
 
-UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.release();
-  }
-  return *this;
-}
-
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 int millis_until(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   return static_cast<int>(
@@ -43,6 +31,23 @@ int poll_until(int fd, short events, Clock::time_point deadline) {
     rc = ::poll(&pfd, 1, millis_until(deadline));
   } while (rc < 0 && errno == EINTR);
   return rc;
+}
+
+SendOutcome send_until(int fd, std::string_view data, Clock::time_point deadline) {
+  std::size_t off = 0;
+  while (off < data.size()) {
+    if (Clock::now() >= deadline) return SendOutcome::timed_out;
+    const ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+    if (n > 0) {
+      off += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EINTR) return SendOutcome::failed;
+    const int rc = poll_until(fd, POLLOUT, deadline);
+    if (rc == 0) return SendOutcome::timed_out;
+    if (rc < 0) return SendOutcome::failed;
+  }
+  return SendOutcome::sent;
 }
 
 Clock::time_point share_of(Clock::time_point deadline, std::size_t parts) {
@@ -61,11 +66,6 @@ std::string duration_text(std::chrono::milliseconds ms) {
 
 namespace {
 
-struct AddrinfoDeleter {
-  void operator()(addrinfo* p) const noexcept { freeaddrinfo(p); }
-};
-using AddrinfoPtr = std::unique_ptr<addrinfo, AddrinfoDeleter>;
-
 // getaddrinfo() cannot be cancelled or given a deadline, so it runs on a detached thread that
 // shares this state; on timeout the caller leaves and the thread cleans up when DNS returns.
 struct Lookup {
@@ -73,11 +73,12 @@ struct Lookup {
   std::condition_variable done_cv;
   bool done = false;
   int rc = 0;
-  AddrinfoPtr result;
+  internal::AddrinfoPtr result;
 };
 
-Result<AddrinfoPtr> resolve(const std::string& host, std::uint16_t port, Clock::time_point deadline,
-                            std::chrono::milliseconds budget) {
+Result<internal::AddrinfoPtr> resolve(const std::string& host, std::uint16_t port,
+                                      Clock::time_point deadline,
+                                      std::chrono::milliseconds budget) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -89,7 +90,7 @@ Result<AddrinfoPtr> resolve(const std::string& host, std::uint16_t port, Clock::
     if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &res); rc != 0) {
       return fail(Errc::invalid_argument, "bad address '" + host + "': " + gai_strerror(rc));
     }
-    return AddrinfoPtr(res);
+    return internal::AddrinfoPtr(res);
   }
 
   auto lookup = std::make_shared<Lookup>();
@@ -127,8 +128,8 @@ std::string numeric_address(const addrinfo* ai) {
 }
 
 // One attempt; returns 0 on success, else an errno value (ETIMEDOUT when the wait ran out).
-int connect_one(const addrinfo* ai, Clock::time_point until, UniqueFd& out) {
-  UniqueFd fd(
+int connect_one(const addrinfo* ai, Clock::time_point until, internal::UniqueFd& out) {
+  internal::UniqueFd fd(
       ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol));
   if (fd.get() < 0) return errno;
   if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
@@ -173,7 +174,7 @@ Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::
   for (const addrinfo* ai = addresses->get(); ai != nullptr; ai = ai->ai_next) {
     if (Clock::now() >= deadline) break;
     const auto until = std::min(deadline, Clock::now() + connect_timeout);
-    UniqueFd fd;
+    internal::UniqueFd fd;
     const int err = connect_one(ai, until, fd);
     const std::string address = numeric_address(ai);
     if (err == 0) return Connection{std::move(fd), address};

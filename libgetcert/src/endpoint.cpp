@@ -9,6 +9,8 @@
 #include <charconv>
 
 #include "getcert/text.hpp"
+#include "internal/host_port.hpp"
+#include "internal/owners.hpp"
 
 namespace getcert {
 namespace {
@@ -81,6 +83,7 @@ Result<std::string> normalize_hostname(std::string_view name) {
     const std::string input(name);
     const int rc =
         idn2_to_ascii_8z(input.c_str(), &converted, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
+    const internal::Idn2String owned(converted);
     if (rc != IDN2_OK) {
       return fail(Errc::invalid_argument, quoted(input) +
                                               " is not a valid internationalised "
@@ -88,7 +91,6 @@ Result<std::string> normalize_hostname(std::string_view name) {
                                               idn2_strerror(rc));
     }
     out = converted;
-    idn2_free(converted);
     // Mapping can remove characters (U+034F, the combining grapheme joiner, maps to nothing):
     // what remains must still be a host name, or an empty host would pass as parsed.
     if (!is_hostname(out)) {
@@ -113,10 +115,7 @@ bool is_ip_literal(std::string_view text) {
          inet_pton(AF_INET6, s.c_str(), buf.data()) == 1;
 }
 
-std::string Endpoint::to_string() const {
-  const bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
+std::string Endpoint::to_string() const { return internal::host_port(host, port); }
 
 Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_port) {
   const std::string_view whole = text;

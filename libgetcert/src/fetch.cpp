@@ -8,11 +8,12 @@
 #include <cstring>
 
 #include "detail/dial.hpp"
-#include "detail/ossl.hpp"
 #include "detail/proxy.hpp"
 #include "detail/starttls.hpp"
 #include "detail/trust_store.hpp"
-#include "detail/x509_util.hpp"
+#include "detail/verify.hpp"
+#include "internal/ossl.hpp"
+#include "internal/x509_util.hpp"
 
 namespace getcert {
 namespace {
@@ -148,7 +149,7 @@ int note_certificate_request(SSL* ssl, void* arg) {
   const STACK_OF(X509_NAME)* names =
       SSL_get_client_CA_list(ssl);  // on a client: the names the server sent
   for (int i = 0; i < sk_X509_NAME_num(names); ++i) {
-    state->ca_names.push_back(detail::name_to_string(sk_X509_NAME_value(names, i)));
+    state->ca_names.push_back(internal::name_to_string(sk_X509_NAME_value(names, i)));
   }
   return 1;
 }
@@ -174,12 +175,12 @@ bool refused_after_finished(SSL* ssl, int fd, Clock::time_point until,
   char byte = 0;
   for (;;) {
     if (state.ticket_received) return false;
-    detail::clear_errors();
+    internal::clear_errors();
     const int rc = SSL_peek(ssl, &byte, 1);
     if (rc > 0) return false;
     const int err = SSL_get_error(ssl, rc);
     if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) {
-      detail::clear_errors();
+      internal::clear_errors();
       return true;
     }
     if (state.ticket_received) return false;
@@ -225,47 +226,47 @@ bool is_version_mismatch(const std::string& openssl_detail) {
 int no_passphrase(char* /*buf*/, int /*size*/, int /*rwflag*/, void* /*userdata*/) { return 0; }
 
 Result<void> use_client_identity(SSL_CTX* ctx, const ClientIdentity& identity) {
-  detail::BioPtr certs(BIO_new_mem_buf(identity.certificate_pem.data(),
-                                       static_cast<int>(identity.certificate_pem.size())));
-  detail::X509Ptr leaf(certs ? PEM_read_bio_X509(certs.get(), nullptr, no_passphrase, nullptr)
-                             : nullptr);
+  internal::BioPtr certs(BIO_new_mem_buf(identity.certificate_pem.data(),
+                                         static_cast<int>(identity.certificate_pem.size())));
+  internal::X509Ptr leaf(certs ? PEM_read_bio_X509(certs.get(), nullptr, no_passphrase, nullptr)
+                               : nullptr);
   if (!leaf) {
     return fail(Errc::invalid_argument, "the client certificate is not a PEM certificate",
-                detail::drain_errors());
+                internal::drain_errors());
   }
-  detail::X509StackPtr chain(sk_X509_new_null());
-  if (!chain) return fail(Errc::internal, "out of memory", detail::drain_errors());
-  while (detail::X509Ptr extra{PEM_read_bio_X509(certs.get(), nullptr, no_passphrase, nullptr)}) {
+  internal::X509StackPtr chain(sk_X509_new_null());
+  if (!chain) return fail(Errc::internal, "out of memory", internal::drain_errors());
+  while (internal::X509Ptr extra{PEM_read_bio_X509(certs.get(), nullptr, no_passphrase, nullptr)}) {
     if (sk_X509_push(chain.get(), extra.get()) <= 0) {
-      return fail(Errc::internal, "out of memory", detail::drain_errors());
+      return fail(Errc::internal, "out of memory", internal::drain_errors());
     }
     (void)extra.release();  // the stack owns it now
   }
-  detail::clear_errors();  // the loop ends on "no start line", which is not an error here
-  detail::BioPtr key_pem(BIO_new_mem_buf(identity.private_key_pem.data(),
-                                         static_cast<int>(identity.private_key_pem.size())));
-  detail::EvpPkeyPtr key(
+  internal::clear_errors();  // the loop ends on "no start line", which is not an error here
+  internal::BioPtr key_pem(BIO_new_mem_buf(identity.private_key_pem.data(),
+                                           static_cast<int>(identity.private_key_pem.size())));
+  internal::EvpPkeyPtr key(
       key_pem ? PEM_read_bio_PrivateKey(key_pem.get(), nullptr, no_passphrase, nullptr) : nullptr);
   if (!key) {
     return fail(Errc::invalid_argument,
                 "the client key is not an unencrypted PEM private key (decrypt it first, or use "
                 "a PKCS#12 file)",
-                detail::drain_errors());
+                internal::drain_errors());
   }
   if (X509_check_private_key(leaf.get(), key.get()) != 1) {
     return fail(Errc::invalid_argument, "the client key does not match the client certificate",
-                detail::drain_errors());
+                internal::drain_errors());
   }
   if (SSL_CTX_use_cert_and_key(ctx, leaf.get(), key.get(), chain.get(), 1) != 1) {
     return fail(Errc::invalid_argument, "cannot use the client certificate and key",
-                detail::drain_errors());
+                internal::drain_errors());
   }
   return {};
 }
 
-Result<detail::SslCtxPtr> make_client_context(const ConnectOptions& options) {
-  detail::SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
-  if (!ctx) return fail(Errc::internal, "cannot create TLS context", detail::drain_errors());
+Result<internal::SslCtxPtr> make_client_context(const ConnectOptions& options) {
+  internal::SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
+  if (!ctx) return fail(Errc::internal, "cannot create TLS context", internal::drain_errors());
   // getcert's job is to see what a server presents, including old or weak servers, so the
   // handshake accepts anything; the verdict comes from verify_chain(), not from the handshake.
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
@@ -277,7 +278,7 @@ Result<detail::SslCtxPtr> make_client_context(const ConnectOptions& options) {
   SSL_CTX_set_options(ctx.get(), SSL_OP_LEGACY_SERVER_CONNECT);
   SSL_CTX_set_max_cert_list(ctx.get(), kMaxCertListBytes);
   if (SSL_CTX_set_cipher_list(ctx.get(), "ALL:@SECLEVEL=0") != 1) {
-    return fail(Errc::internal, "cannot configure ciphers", detail::drain_errors());
+    return fail(Errc::internal, "cannot configure ciphers", internal::drain_errors());
   }
   if (options.client_identity) {
     if (auto used = use_client_identity(ctx.get(), *options.client_identity); !used) {
@@ -294,7 +295,7 @@ Result<detail::SslCtxPtr> make_client_context(const ConnectOptions& options) {
 // verification can reuse the parsed certificates.
 struct Captured {
   Handshake handshake;
-  detail::SslPtr ssl;
+  internal::SslPtr ssl;
   std::vector<X509*> handles;  // borrowed from ssl
 };
 
@@ -322,7 +323,7 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
                                             " is above --tls-max " +
                                             std::string(to_string(*options.tls_max)));
   }
-  detail::clear_errors();
+  internal::clear_errors();
   auto ctx = make_client_context(options);
   if (!ctx) return tl::unexpected(ctx.error());
 
@@ -355,26 +356,26 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
 
   out.ssl.reset(SSL_new(ctx->get()));
   SSL* ssl = out.ssl.get();
-  BIO* bio = BIO_new_socket(conn->fd.get(), BIO_NOCLOSE);
-  if (ssl == nullptr || bio == nullptr) {
-    BIO_free(bio);
-    return fail(Errc::internal, "cannot create TLS session", detail::drain_errors());
+  internal::BioPtr owned_bio(BIO_new_socket(conn->fd.get(), BIO_NOCLOSE));
+  if (ssl == nullptr || !owned_bio) {
+    return fail(Errc::internal, "cannot create TLS session", internal::drain_errors());
   }
+  BIO* bio = owned_bio.release();  // SSL_set_bio below takes it
   PeerBytes peer;
   BIO_set_callback_ex(bio, record_peer_bytes);
   BIO_set_callback_arg(bio, reinterpret_cast<char*>(&peer));
   SSL_set_bio(ssl, bio, bio);  // ssl owns bio from here
-  if (!result.target.sni.empty() && !detail::set_sni(ssl, result.target.sni.c_str())) {
+  if (!result.target.sni.empty() && !internal::set_sni(ssl, result.target.sni.c_str())) {
     return fail(Errc::invalid_argument, "cannot send server name '" + result.target.sni + "'",
-                detail::drain_errors());
+                internal::drain_errors());
   }
   if (!options.alpn.empty()) {
     const auto wire = alpn_wire(options.alpn);
     if (SSL_set_alpn_protos(ssl, wire.data(), static_cast<unsigned>(wire.size())) != 0) {
-      return fail(Errc::internal, "cannot offer ALPN", detail::drain_errors());
+      return fail(Errc::internal, "cannot offer ALPN", internal::drain_errors());
     }
   }
-  detail::request_ocsp_staple(ssl);
+  internal::request_ocsp_staple(ssl);
   ClientCertState client_cert;
   SSL_set_cert_cb(ssl, note_certificate_request, &client_cert);
   SSL_set_ex_data(ssl, 0, &client_cert);
@@ -384,7 +385,7 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     // Checked on every round, not only when a read would block: a server dripping handshake
     // bytes keeps the socket readable and would otherwise never reach the timeout.
     if (Clock::now() >= deadline) return tl::unexpected(handshake_timeout(target, options.timeout));
-    detail::clear_errors();
+    internal::clear_errors();
     errno = 0;
     const int rc = SSL_connect(ssl);
     if (rc == 1) break;
@@ -396,7 +397,7 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
       if (!waited) return tl::unexpected(waited.error());
       continue;
     }
-    const std::string openssl_detail = detail::drain_errors();
+    const std::string openssl_detail = internal::drain_errors();
     // A server that wanted a client certificate and refused what it got (or nothing) has
     // already shown its chain: that chain is still the result, with the refusal recorded.
     if (client_cert.requested && sk_X509_num(SSL_get_peer_cert_chain(ssl)) > 0) {
@@ -431,7 +432,7 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
   STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl);  // get0: borrowed
   for (int i = 0; i < sk_X509_num(chain); ++i) {
     out.handles.push_back(sk_X509_value(chain, i));
-    auto cert = detail::certificate_from_x509(out.handles.back());
+    auto cert = internal::certificate_from_x509(out.handles.back());
     if (!cert) return tl::unexpected(cert.error());
     result.presented_chain.push_back(std::move(*cert));
   }
@@ -445,13 +446,13 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
   SSL_get0_alpn_selected(ssl, &alpn, &alpn_len);
   if (alpn != nullptr) result.tls.alpn.assign(reinterpret_cast<const char*>(alpn), alpn_len);
   const unsigned char* ocsp = nullptr;
-  const long ocsp_len = detail::get_ocsp_staple(ssl, &ocsp);
+  const long ocsp_len = internal::get_ocsp_staple(ssl, &ocsp);
   if (ocsp != nullptr && ocsp_len > 0) {
     result.tls.ocsp_stapled = true;
     result.tls.ocsp_response.assign(ocsp, ocsp + ocsp_len);
   }
   if (!refused) (void)SSL_shutdown(ssl);  // best effort close_notify; non-blocking socket
-  detail::clear_errors();
+  internal::clear_errors();
 
   if (result.presented_chain.empty()) {
     return fail(Errc::tls_handshake_failed, target +

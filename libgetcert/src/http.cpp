@@ -10,8 +10,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "detail/ossl.hpp"
 #include "getcert/text.hpp"
+#include "internal/host_port.hpp"
+#include "internal/ossl.hpp"
 
 namespace getcert::detail {
 namespace {
@@ -332,13 +333,14 @@ Result<HttpTarget> parse_http_url(const std::string& url) {
   char* path = nullptr;
   char* query = nullptr;
   char* fragment = nullptr;
-  clear_errors();
+  internal::clear_errors();
   if (OSSL_HTTP_parse_url(url.c_str(), &use_ssl, nullptr, &host, &port, &port_num, &path, &query,
                           &fragment) != 1) {
-    return fail(Errc::invalid_argument, "cannot parse the URL " + quoted(url), drain_errors());
+    return fail(Errc::invalid_argument, "cannot parse the URL " + quoted(url),
+                internal::drain_errors());
   }
-  const OpensslString host_owner(host), port_owner(port), path_owner(path), query_owner(query),
-      fragment_owner(fragment);
+  const internal::OpensslString host_owner(host), port_owner(port), path_owner(path),
+      query_owner(query), fragment_owner(fragment);
   HttpTarget t;
   t.host = host;
   if (t.host.size() > 2 && t.host.front() == '[') t.host = t.host.substr(1, t.host.size() - 2);
@@ -346,7 +348,7 @@ Result<HttpTarget> parse_http_url(const std::string& url) {
     return fail(Errc::invalid_argument, "bad port in the URL " + quoted(url));
   }
   t.port = static_cast<std::uint16_t>(port_num);
-  t.host_header = t.host.find(':') != std::string::npos ? "[" + t.host + "]" : t.host;
+  t.host_header = internal::bracketed_host(t.host);
   if (t.port != 80) t.host_header += ":" + std::to_string(t.port);
   t.path = path != nullptr && *path != '\0' ? path : "/";
   if (query != nullptr && *query != '\0') t.path += std::string("?") + query;
@@ -382,18 +384,15 @@ class Exchange {
       : fd_(fd), who_(std::move(who)), deadline_(deadline), budget_(budget) {}
 
   Result<void> send_all(const std::string& data) {
-    std::size_t off = 0;
-    while (off < data.size()) {
-      if (Clock::now() >= deadline_) return tl::unexpected(timed_out());
-      const ssize_t n = ::send(fd_, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-      if (n > 0) {
-        off += static_cast<std::size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno != EAGAIN && errno != EINTR) return tl::unexpected(io_failure());
-      if (auto ok = wait(POLLOUT); !ok) return ok;
+    switch (send_until(fd_, data, deadline_)) {
+      case SendOutcome::sent:
+        return {};
+      case SendOutcome::timed_out:
+        return tl::unexpected(timed_out());
+      case SendOutcome::failed:
+        break;
     }
-    return {};
+    return tl::unexpected(io_failure());
   }
 
   // Reads until the parser has a whole response or the peer closes; the deadline is checked

@@ -40,18 +40,15 @@ LineChannel::LineChannel(int fd, Clock::time_point deadline, std::string peer, s
       closed_code_(closed_code) {}
 
 Result<void> LineChannel::send(const std::string& data) {
-  std::size_t off = 0;
-  while (off < data.size()) {
-    if (Clock::now() >= deadline_) return tl::unexpected(timed_out());
-    const ssize_t n = ::send(fd_, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n > 0) {
-      off += static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno != EAGAIN && errno != EINTR) return tl::unexpected(io_failure());
-    if (auto ok = wait(POLLOUT); !ok) return ok;
+  switch (send_until(fd_, data, deadline_)) {
+    case SendOutcome::sent:
+      return {};
+    case SendOutcome::timed_out:
+      return tl::unexpected(timed_out());
+    case SendOutcome::failed:
+      break;
   }
-  return {};
+  return tl::unexpected(io_failure());
 }
 
 Result<std::string> LineChannel::read_line() {

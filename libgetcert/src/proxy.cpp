@@ -6,7 +6,7 @@
 #include "detail/line_channel.hpp"
 #include "detail/replies.hpp"
 #include "detail/socks5.hpp"
-#include "detail/x509_util.hpp"
+#include "internal/encoding.hpp"
 
 namespace getcert::detail {
 
@@ -34,8 +34,8 @@ Result<ProxyUrl> parse_proxy_url(const std::string& url) {
   if (const auto at = rest.rfind('@'); at != std::string::npos) {
     const std::string credentials = rest.substr(0, at);
     proxy.authorization =
-        "Basic " +
-        base64(reinterpret_cast<const unsigned char*>(credentials.data()), credentials.size());
+        "Basic " + internal::base64(reinterpret_cast<const unsigned char*>(credentials.data()),
+                                    credentials.size());
     const auto colon = credentials.find(':');
     proxy.username = credentials.substr(0, colon);
     if (colon != std::string::npos) proxy.password = credentials.substr(colon + 1);

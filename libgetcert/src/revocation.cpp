@@ -3,27 +3,11 @@
 #include "detail/dial.hpp"
 #include "detail/http.hpp"
 #include "detail/revocation.hpp"
-#include "detail/x509_util.hpp"
+#include "internal/ossl.hpp"
+#include "internal/x509_util.hpp"
 
 namespace getcert::detail {
 namespace {
-
-struct OcspCertIdDeleter {
-  void operator()(OCSP_CERTID* p) const noexcept { OCSP_CERTID_free(p); }
-};
-using OcspCertIdPtr = std::unique_ptr<OCSP_CERTID, OcspCertIdDeleter>;
-struct OcspRequestDeleter {
-  void operator()(OCSP_REQUEST* p) const noexcept { OCSP_REQUEST_free(p); }
-};
-using OcspRequestPtr = std::unique_ptr<OCSP_REQUEST, OcspRequestDeleter>;
-struct CrlDeleter {
-  void operator()(X509_CRL* p) const noexcept { X509_CRL_free(p); }
-};
-using CrlPtr = std::unique_ptr<X509_CRL, CrlDeleter>;
-struct DistPointsDeleter {
-  void operator()(CRL_DIST_POINTS* p) const noexcept { CRL_DIST_POINTS_free(p); }
-};
-using DistPointsPtr = std::unique_ptr<CRL_DIST_POINTS, DistPointsDeleter>;
 
 constexpr long kClockSkewSeconds = 300;
 
@@ -40,7 +24,7 @@ RevocationCheck failed(RevocationCheck r, std::string detail) {
 
 std::vector<std::string> crl_urls(X509* cert) {
   std::vector<std::string> urls;
-  DistPointsPtr points(static_cast<CRL_DIST_POINTS*>(
+  internal::CrlDistPointsPtr points(static_cast<CRL_DIST_POINTS*>(
       X509_get_ext_d2i(cert, NID_crl_distribution_points, nullptr, nullptr)));
   if (!points) return urls;
   for (int i = 0; i < sk_DIST_POINT_num(points.get()); ++i) {
@@ -84,14 +68,14 @@ RevocationCheck check_crl_bytes(const std::vector<std::uint8_t>& body, int depth
   r.depth = depth;
   r.source = "crl";
   r.url = url;
-  clear_errors();
+  internal::clear_errors();
   const unsigned char* p = body.data();
-  CrlPtr crl(d2i_X509_CRL(nullptr, &p, static_cast<long>(body.size())));
+  internal::X509CrlPtr crl(d2i_X509_CRL(nullptr, &p, static_cast<long>(body.size())));
   if (!crl) {
-    BioPtr mem(BIO_new_mem_buf(body.data(), static_cast<int>(body.size())));
+    internal::BioPtr mem(BIO_new_mem_buf(body.data(), static_cast<int>(body.size())));
     crl.reset(PEM_read_bio_X509_CRL(mem.get(), nullptr, nullptr, nullptr));
   }
-  clear_errors();
+  internal::clear_errors();
   if (!crl) return failed(r, "the CRL at " + url + " is not a valid CRL (DER or PEM)");
 
   X509* cert = sk_X509_value(ctx.chain, depth);
@@ -101,13 +85,13 @@ RevocationCheck check_crl_bytes(const std::vector<std::uint8_t>& body, int depth
         r, "the CRL at " + url + " was issued by someone else than the certificate's issuer");
   }
   if (X509_CRL_verify(crl.get(), X509_get0_pubkey(issuer)) != 1) {
-    clear_errors();
+    internal::clear_errors();
     return failed(r, "the CRL at " + url + " has a signature that does not verify");
   }
-  r.produced_at = asn1_time_to_epoch(X509_CRL_get0_lastUpdate(crl.get()));
+  r.produced_at = internal::asn1_time_to_epoch(X509_CRL_get0_lastUpdate(crl.get()));
   r.this_update = r.produced_at;
   if (const ASN1_TIME* next = X509_CRL_get0_nextUpdate(crl.get()); next != nullptr) {
-    r.next_update = asn1_time_to_epoch(next);
+    r.next_update = internal::asn1_time_to_epoch(next);
     if (*r.next_update + kClockSkewSeconds < ctx.now) {
       return failed(r, "the CRL at " + url + " is stale (next update was " +
                            format_utc(*r.next_update) + ")");
@@ -116,14 +100,11 @@ RevocationCheck check_crl_bytes(const std::vector<std::uint8_t>& body, int depth
   X509_REVOKED* revoked = nullptr;  // get0
   if (X509_CRL_get0_by_cert(crl.get(), &revoked, cert) == 1 && revoked != nullptr) {
     r.status = RevocationStatus::revoked;
-    r.revoked_at = asn1_time_to_epoch(X509_REVOKED_get0_revocationDate(revoked));
+    r.revoked_at = internal::asn1_time_to_epoch(X509_REVOKED_get0_revocationDate(revoked));
     int crit = 0;
-    auto* reason = static_cast<ASN1_ENUMERATED*>(
-        X509_REVOKED_get_ext_d2i(revoked, NID_crl_reason, &crit, nullptr));
-    if (reason != nullptr) {
-      r.detail = reason_text(static_cast<int>(ASN1_ENUMERATED_get(reason)));
-      ASN1_ENUMERATED_free(reason);
-    }
+    const internal::Asn1EnumeratedPtr reason(static_cast<ASN1_ENUMERATED*>(
+        X509_REVOKED_get_ext_d2i(revoked, NID_crl_reason, &crit, nullptr)));
+    if (reason) r.detail = reason_text(static_cast<int>(ASN1_ENUMERATED_get(reason.get())));
     return r;
   }
   r.status = RevocationStatus::good;
@@ -137,28 +118,28 @@ RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int de
   r.depth = depth;
   r.source = source;
   r.url = url;
-  clear_errors();
+  internal::clear_errors();
   const unsigned char* p = der.data();
-  OcspResponsePtr resp(d2i_OCSP_RESPONSE(nullptr, &p, static_cast<long>(der.size())));
+  internal::OcspResponsePtr resp(d2i_OCSP_RESPONSE(nullptr, &p, static_cast<long>(der.size())));
   if (!resp) return failed(r, "the OCSP response is not valid DER");
   const int rs = OCSP_response_status(resp.get());
   if (rs != OCSP_RESPONSE_STATUS_SUCCESSFUL) {
     return failed(
         r, std::string("the OCSP responder answered '") + OCSP_response_status_str(rs) + "'");
   }
-  OcspBasicRespPtr basic(OCSP_response_get1_basic(resp.get()));
+  internal::OcspBasicRespPtr basic(OCSP_response_get1_basic(resp.get()));
   if (!basic) return failed(r, "the OCSP response has no basic response");
   if (const ASN1_GENERALIZEDTIME* produced = OCSP_resp_get0_produced_at(basic.get())) {
-    r.produced_at = asn1_time_to_epoch(produced);
+    r.produced_at = internal::asn1_time_to_epoch(produced);
   }
   if (OCSP_basic_verify(basic.get(), ctx.chain, ctx.store, 0) <= 0) {
-    const std::string why = drain_errors();
+    const std::string why = internal::drain_errors();
     return failed(r, "the OCSP response's signature does not verify against the chain" +
                          (why.empty() ? std::string() : " (" + why + ")"));
   }
   X509* cert = sk_X509_value(ctx.chain, depth);
   X509* issuer = sk_X509_value(ctx.chain, depth + 1);
-  OcspCertIdPtr id(OCSP_cert_to_id(nullptr, cert, issuer));
+  internal::OcspCertIdPtr id(OCSP_cert_to_id(nullptr, cert, issuer));
   int status = -1;
   int reason = -1;
   ASN1_GENERALIZEDTIME* revoked_at = nullptr;  // get0 (borrowed from basic)
@@ -166,11 +147,11 @@ RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int de
   ASN1_GENERALIZEDTIME* next_update = nullptr;
   if (!id || OCSP_resp_find_status(basic.get(), id.get(), &status, &reason, &revoked_at,
                                    &this_update, &next_update) != 1) {
-    clear_errors();
+    internal::clear_errors();
     return failed(r, "the OCSP response does not cover this certificate");
   }
-  if (this_update != nullptr) r.this_update = asn1_time_to_epoch(this_update);
-  if (next_update != nullptr) r.next_update = asn1_time_to_epoch(next_update);
+  if (this_update != nullptr) r.this_update = internal::asn1_time_to_epoch(this_update);
+  if (next_update != nullptr) r.next_update = internal::asn1_time_to_epoch(next_update);
   // Judged at the verification time (--at), like the chain and CRLs, not at the wall clock.
   if (!r.this_update || *r.this_update > ctx.now + kClockSkewSeconds) {
     return failed(r, "the OCSP response is not valid yet (thisUpdate " +
@@ -187,7 +168,7 @@ RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int de
       break;
     case V_OCSP_CERTSTATUS_REVOKED:
       r.status = RevocationStatus::revoked;
-      if (revoked_at != nullptr) r.revoked_at = asn1_time_to_epoch(revoked_at);
+      if (revoked_at != nullptr) r.revoked_at = internal::asn1_time_to_epoch(revoked_at);
       r.detail = reason_text(reason);
       break;
     default:
@@ -200,7 +181,7 @@ RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int de
 RevocationCheck check_online(int depth, const RevocationContext& ctx) {
   X509* cert = sk_X509_value(ctx.chain, depth);
   X509* issuer = sk_X509_value(ctx.chain, depth + 1);
-  auto model = certificate_from_x509(cert);
+  auto model = internal::certificate_from_x509(cert);
   RevocationCheck last;
   last.depth = depth;
   last.source = "none";
@@ -210,16 +191,16 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
   std::size_t planned = crls.size() + (model ? model->ocsp_urls.size() : 0);
   if (model) {
     for (const auto& url : model->ocsp_urls) {
-      clear_errors();
-      OcspRequestPtr req(OCSP_REQUEST_new());
-      OcspCertIdPtr id(OCSP_cert_to_id(nullptr, cert, issuer));
+      internal::clear_errors();
+      internal::OcspRequestPtr req(OCSP_REQUEST_new());
+      internal::OcspCertIdPtr id(OCSP_cert_to_id(nullptr, cert, issuer));
       if (!req || !id || OCSP_request_add0_id(req.get(), id.get()) == nullptr) continue;
       (void)id.release();  // owned by req now
       unsigned char* der = nullptr;
       const int len = i2d_OCSP_REQUEST(req.get(), &der);
+      const internal::OpensslBytes owned(der);
       if (len <= 0) continue;
       const std::vector<std::uint8_t> body(der, der + len);
-      OPENSSL_free(der);
       if (remaining(ctx).count() == 0) {
         last =
             failed(RevocationCheck{depth, "ocsp", url, RevocationStatus::error, "", {}, {}, {}, {}},

@@ -6,6 +6,7 @@
 
 #include "detail/line_channel.hpp"
 #include "getcert/endpoint.hpp"
+#include "internal/encoding.hpp"
 
 namespace getcert::detail {
 namespace {
@@ -20,10 +21,7 @@ constexpr std::uint8_t kIpv4 = 1;
 constexpr std::uint8_t kDomainName = 3;
 constexpr std::uint8_t kIpv6 = 4;
 
-std::string hex_byte(std::uint8_t b) {
-  constexpr std::string_view kDigits = "0123456789ABCDEF";
-  return std::string("0x") + kDigits[b >> 4U] + kDigits[b & 0x0FU];
-}
+std::string hex_byte(std::uint8_t b) { return "0x" + internal::hex_upper(&b, 1); }
 
 std::uint8_t byte_at(const std::string& bytes, std::size_t i) {
   return static_cast<std::uint8_t>(bytes[i]);

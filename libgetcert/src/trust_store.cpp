@@ -47,28 +47,29 @@ bool has_hash_links(const char* dir) {
 // Reads every certificate of a PEM file into the store. Cheaper than X509_STORE_load_file,
 // which runs OpenSSL 3's generic decoder machinery for every object.
 Result<int> add_pem_file(X509_STORE* store, const std::string& path) {
-  BioPtr bio(BIO_new_file(path.c_str(), "r"));
-  if (!bio) return fail(Errc::io_error, "cannot read CA file '" + path + "'", drain_errors());
+  internal::BioPtr bio(BIO_new_file(path.c_str(), "r"));
+  if (!bio)
+    return fail(Errc::io_error, "cannot read CA file '" + path + "'", internal::drain_errors());
   int added = 0;
   for (;;) {
-    X509Ptr cert(PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr));
+    internal::X509Ptr cert(PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr));
     if (!cert) break;
     if (X509_STORE_add_cert(store, cert.get()) == 1) ++added;
   }
   const unsigned long err = ERR_peek_last_error();
   if (ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE) {
-    clear_errors();
+    internal::clear_errors();
   } else if (err != 0) {
     return fail(Errc::malformed_input, "CA file '" + path + "' holds a corrupt certificate",
-                drain_errors());
+                internal::drain_errors());
   }
   return added;
 }
 
 Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
-  clear_errors();
-  TrustStore out{X509StorePtr(X509_STORE_new()), {}, false};
-  if (!out.store) return fail(Errc::internal, "out of memory", drain_errors());
+  internal::clear_errors();
+  TrustStore out{internal::X509StorePtr(X509_STORE_new()), {}, false};
+  if (!out.store) return fail(Errc::internal, "out of memory", internal::drain_errors());
 
   if (options.ca_file.empty() && options.ca_dir.empty()) {
     // The system store. A hashed directory is looked up lazily (only the issuers a chain
@@ -88,7 +89,8 @@ Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
         used += (used.empty() ? "" : ", ") + file;
       }
     }
-    clear_errors();  // a missing default location is not an error: the store is just empty
+    internal::clear_errors();  // a missing default location is not an error: the store is just
+                               // empty
     out.description = "system (" + (used.empty() ? std::string("empty") : used) + ")";
     return out;
   }
@@ -111,7 +113,7 @@ Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
     }
     if (X509_STORE_load_path(out.store.get(), options.ca_dir.c_str()) != 1) {
       return fail(Errc::io_error, "cannot use CA directory '" + options.ca_dir + "'",
-                  drain_errors());
+                  internal::drain_errors());
     }
     if (!out.description.empty()) out.description += ", ";
     out.description += "dir:" + options.ca_dir;
@@ -171,16 +173,16 @@ Result<TrustStore> load_trust_store(const TrustOptions& options) {
   const std::lock_guard<std::mutex> lock(cache.mutex);
   if (const auto found = cache.stores.find(key); found != cache.stores.end()) {
     if (X509_STORE_up_ref(found->second.store.get()) == 1) {
-      return TrustStore{X509StorePtr(found->second.store.get()), found->second.description,
-                        found->second.explicit_anchors};
+      return TrustStore{internal::X509StorePtr(found->second.store.get()),
+                        found->second.description, found->second.explicit_anchors};
     }
   }
   auto loaded = load_trust_store_uncached(options);
   if (!loaded) return loaded;
   if (cache.stores.size() >= StoreCache::kMaxEntries) cache.stores.clear();
   if (X509_STORE_up_ref(loaded->store.get()) == 1) {
-    cache.stores.emplace(key, TrustStore{X509StorePtr(loaded->store.get()), loaded->description,
-                                         loaded->explicit_anchors});
+    cache.stores.emplace(key, TrustStore{internal::X509StorePtr(loaded->store.get()),
+                                         loaded->description, loaded->explicit_anchors});
   }
   return loaded;
 }

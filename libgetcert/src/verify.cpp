@@ -5,21 +5,20 @@
 
 #include "detail/aia.hpp"
 #include "detail/dial.hpp"
-#include "detail/ossl.hpp"
 #include "detail/revocation.hpp"
 #include "detail/trust_store.hpp"
-#include "detail/x509_util.hpp"
+#include "detail/verify.hpp"
 #include "getcert/endpoint.hpp"
+#include "internal/ossl.hpp"
+#include "internal/x509_util.hpp"
 
 namespace getcert {
 namespace {
 
-using detail::X509Ptr;
-
 struct RawProblem {
   int depth;
   int code;
-  X509Ptr cert;  // the certificate OpenSSL was looking at; may be null
+  internal::X509Ptr cert;  // the certificate OpenSSL was looking at; may be null
 };
 
 // What the verify callback sees through the context's app data.
@@ -46,7 +45,7 @@ int collect_problem(int ok, X509_STORE_CTX* ctx) {
                   [&](const RawProblem& p) { return p.code == code && p.depth == depth; });
   if (!seen) {
     if (cert != nullptr) X509_up_ref(cert);
-    log->problems.push_back({depth, code, X509Ptr(cert)});
+    log->problems.push_back({depth, code, internal::X509Ptr(cert)});
   }
   return 1;
 }
@@ -72,7 +71,7 @@ VerifyProblem describe(const RawProblem& raw, const std::vector<Certificate>& pr
   p.depth = raw.depth;
   Certificate cert;
   if (raw.cert) {
-    if (auto parsed = detail::certificate_from_x509(raw.cert.get())) cert = std::move(*parsed);
+    if (auto parsed = internal::certificate_from_x509(raw.cert.get())) cert = std::move(*parsed);
   }
   const std::string who = quoted(cert.display_name());
   const std::string issuer = quoted(cert.issuer_cn.empty() ? cert.issuer : cert.issuer_cn);
@@ -252,7 +251,7 @@ bool is_issuer_problem(int code) {
 
 struct PathResult {
   std::vector<RawProblem> problems;
-  detail::X509StackPtr chain;  // what OpenSSL built, leaf first (complete or not)
+  internal::X509StackPtr chain;  // what OpenSSL built, leaf first (complete or not)
   bool ran = false;
   bool anchored = false;  // the chain ends at a certificate of the trust store
 };
@@ -264,11 +263,11 @@ constexpr int kAuthLevel = 2;
 
 Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const VerifyOptions& options,
                               X509_STORE* store, std::int64_t now, bool partial_chain) {
-  detail::clear_errors();
-  detail::X509StoreCtxPtr ctx(X509_STORE_CTX_new());
-  if (!ctx) return fail(Errc::internal, "out of memory", detail::drain_errors());
+  internal::clear_errors();
+  internal::X509StoreCtxPtr ctx(X509_STORE_CTX_new());
+  if (!ctx) return fail(Errc::internal, "out of memory", internal::drain_errors());
   if (X509_STORE_CTX_init(ctx.get(), store, leaf, untrusted) != 1) {
-    return fail(Errc::internal, "cannot prepare verification", detail::drain_errors());
+    return fail(Errc::internal, "cannot prepare verification", internal::drain_errors());
   }
   PathResult out;
   ProblemLog log;
@@ -284,8 +283,8 @@ Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const Veri
   X509_VERIFY_PARAM_set_auth_level(param, kAuthLevel);
   if (partial_chain) X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_PARTIAL_CHAIN);
   const int rc = X509_verify_cert(ctx.get());
-  if (rc < 0) return fail(Errc::internal, "verification could not run", detail::drain_errors());
-  detail::clear_errors();
+  if (rc < 0) return fail(Errc::internal, "verification could not run", internal::drain_errors());
+  internal::clear_errors();
   out.ran = rc == 1;
   out.chain.reset(X509_STORE_CTX_get1_chain(ctx.get()));
   out.problems = std::move(log.problems);
@@ -314,7 +313,7 @@ std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
   std::vector<Certificate> fetched;
   constexpr int kMaxDownloads = 4;
   const int top = sk_X509_num(path.chain.get()) - 1;
-  auto start = detail::certificate_from_x509(sk_X509_value(path.chain.get(), top));
+  auto start = internal::certificate_from_x509(sk_X509_value(path.chain.get(), top));
   if (!start) return fetched;
   Certificate current = std::move(*start);
   for (int i = 0; i < kMaxDownloads && !current.self_signed; ++i) {
@@ -444,7 +443,7 @@ int position_in(STACK_OF(X509) * chain, X509* cert) {
 // What the server sends, judged against the path (leaf .. as far as it goes): things a
 // server admin can fix, none of which decides the verdict on its own.
 std::vector<VerifyNote> find_chain_issues(const std::vector<Certificate>& presented,
-                                          const std::vector<X509Ptr>& handles,
+                                          const std::vector<internal::X509Ptr>& handles,
                                           STACK_OF(X509) * path, std::int64_t now) {
   std::vector<VerifyNote> issues;
   const std::size_t n = presented.size();
@@ -627,16 +626,17 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   if (presented.empty()) return fail(Errc::invalid_argument, "no certificate to verify");
   // One parsed handle per certificate for the whole verification: OpenSSL decodes a public
   // key lazily per handle, and that decode dominates the cost of verifying.
-  std::vector<X509Ptr> handles;
+  std::vector<internal::X509Ptr> handles;
   for (std::size_t i = 0; i < presented.size(); ++i) {
     X509* given = i < parsed.size() ? parsed[i] : nullptr;
     if (given != nullptr) X509_up_ref(given);
-    X509Ptr h(given != nullptr ? given : x509_from_certificate(presented[i]).release());
+    internal::X509Ptr h(given != nullptr ? given
+                                         : internal::x509_from_certificate(presented[i]).release());
     if (!h) return fail(Errc::internal, "cannot re-read a presented certificate");
     handles.push_back(std::move(h));
   }
   X509* leaf = handles.front().get();
-  X509RefStackPtr untrusted(sk_X509_new_null());  // borrows from handles
+  internal::X509RefStackPtr untrusted(sk_X509_new_null());  // borrows from handles
   if (!untrusted) return fail(Errc::internal, "out of memory");
   for (std::size_t i = 1; i < handles.size(); ++i) sk_X509_push(untrusted.get(), handles[i].get());
   const std::int64_t now = options.at_time.value_or(static_cast<std::int64_t>(std::time(nullptr)));
@@ -660,7 +660,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   const auto gap =
       std::find_if(path->problems.begin(), path->problems.end(), [&](const RawProblem& p) {
         if (!is_issuer_problem(p.code) || !p.cert) return false;
-        auto c = certificate_from_x509(p.cert.get());
+        auto c = internal::certificate_from_x509(p.cert.get());
         return c && !c->self_signed && !name_in_presented(c->issuer, presented) &&
                !c->ca_issuers_urls.empty();
       });
@@ -668,7 +668,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   std::optional<VerifyProblem> gap_problem;
   if (gap != path->problems.end()) {
     const int gap_depth = gap->depth;
-    auto child = certificate_from_x509(gap->cert.get());
+    auto child = internal::certificate_from_x509(gap->cert.get());
     if (!child) return tl::unexpected(child.error());
     std::vector<std::string> notes;
     std::string gap_url;
@@ -677,7 +677,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
           *path, network_deadline, options.check_revocation, options.proxy, notes, gap_url);
       if (!v.fetched_intermediates.empty()) {
         for (const auto& c : v.fetched_intermediates) {
-          X509Ptr h = x509_from_certificate(c);
+          internal::X509Ptr h = internal::x509_from_certificate(c);
           if (h && sk_X509_push(untrusted.get(), h.get()) > 0) handles.push_back(std::move(h));
         }
         auto again = build_path(leaf, untrusted.get(), options, trust.store.get(), now, false);
@@ -712,13 +712,13 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
       X509* link = sk_X509_value(chain, i);
       // Certificates the server sent are already modelled; only the others need converting.
       const auto same = std::find_if(handles.begin(), handles.end(),
-                                     [&](const X509Ptr& h) { return h.get() == link; });
+                                     [&](const internal::X509Ptr& h) { return h.get() == link; });
       const auto index = static_cast<std::size_t>(same - handles.begin());
       if (same != handles.end() && index < presented.size()) {
         v.verified_chain.push_back(presented[index]);
         continue;
       }
-      auto c = certificate_from_x509(link);
+      auto c = internal::certificate_from_x509(link);
       if (!c) return tl::unexpected(c.error());
       v.verified_chain.push_back(std::move(*c));
     }

@@ -6,7 +6,7 @@
 #include <array>
 #include <string>
 
-#include "detail/ossl.hpp"
+#include "internal/ossl.hpp"
 
 namespace getcert::pkcs12::detail {
 namespace {
@@ -100,7 +100,7 @@ auto find(const Table& table, std::string_view oid) -> decltype(&table[0]) {
 
 std::string openssl_name(std::string_view oid) {
   const std::string text(oid);
-  getcert::detail::Asn1ObjectPtr obj(OBJ_txt2obj(text.c_str(), 1));
+  internal::Asn1ObjectPtr obj(OBJ_txt2obj(text.c_str(), 1));
   if (!obj) return {};
   const int nid = OBJ_obj2nid(obj.get());
   if (nid == NID_undef) return {};

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "algorithms.hpp"
-#include "contents.hpp"
-#include "detail/ossl.hpp"
+#include "assemble.hpp"
+#include "internal/ossl.hpp"
 
 namespace getcert::pkcs12::detail {
 namespace {
@@ -72,7 +72,7 @@ std::optional<std::size_t> find_issuer(std::size_t subject, const std::vector<Fo
     if (verified == 1) return i;
     if (verified < 0 && !name_only) name_only = i;
   }
-  getcert::detail::clear_errors();
+  internal::clear_errors();
   return name_only;
 }
 

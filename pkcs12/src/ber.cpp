@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "internal/encoding.hpp"
+
 namespace getcert::pkcs12::detail {
 namespace {
 
@@ -198,15 +200,6 @@ Result<std::uint64_t> small_uint(const Element& e, const char* what) {
   return v;
 }
 
-std::string hex(Bytes data) {
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(data.size() * 2);
-  for (std::uint8_t b : data) {
-    out.push_back(kDigits[b >> 4]);
-    out.push_back(kDigits[b & 0x0F]);
-  }
-  return out;
-}
+std::string hex(Bytes data) { return internal::hex_upper(data.data(), data.size()); }
 
 }  // namespace getcert::pkcs12::detail

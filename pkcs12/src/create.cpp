@@ -7,20 +7,12 @@
 #include <climits>
 #include <cstring>
 
-#include "detail/ossl.hpp"
-#include "detail/x509_util.hpp"
 #include "getcert/pkcs12.hpp"
+#include "internal/ossl.hpp"
+#include "internal/x509_util.hpp"
 
 namespace getcert::pkcs12 {
 namespace {
-
-using getcert::detail::BioPtr;
-using getcert::detail::clear_errors;
-using getcert::detail::drain_errors;
-using getcert::detail::EvpPkeyPtr;
-using getcert::detail::Pkcs12Ptr;
-using getcert::detail::X509Ptr;
-using getcert::detail::X509StackPtr;
 
 constexpr std::uint64_t kDefaultIterations = 10'000;
 constexpr std::uint64_t kMinimumIterations = 2048;
@@ -48,12 +40,12 @@ Result<std::vector<std::uint8_t>> create(const std::string& key_pem,
   if (key_pem.empty() && certs.empty()) {
     return fail(Errc::invalid_argument, "nothing to put into the PKCS#12 file");
   }
-  clear_errors();
+  internal::clear_errors();
 
-  EvpPkeyPtr key;
+  internal::EvpPkeyPtr key;
   if (!key_pem.empty()) {
     if (key_pem.size() > INT_MAX) return fail(Errc::invalid_argument, "key PEM too large");
-    BioPtr bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
+    internal::BioPtr bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
     const std::string* pass = options.key_passphrase ? &*options.key_passphrase : nullptr;
     key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, passphrase_callback,
                                       const_cast<std::string*>(pass)));
@@ -63,15 +55,15 @@ Result<std::vector<std::uint8_t>> create(const std::string& key_pem,
                       ? "no readable private key in the key PEM (an encrypted key needs "
                         "its passphrase)"
                       : "no readable private key in the key PEM (wrong passphrase?)",
-                  drain_errors());
+                  internal::drain_errors());
     }
   }
 
-  X509Ptr leaf;
-  X509StackPtr chain(sk_X509_new_null());
-  if (!chain) return fail(Errc::internal, "out of memory", drain_errors());
+  internal::X509Ptr leaf;
+  internal::X509StackPtr chain(sk_X509_new_null());
+  if (!chain) return fail(Errc::internal, "out of memory", internal::drain_errors());
   for (std::size_t i = 0; i < certs.size(); ++i) {
-    X509Ptr x = getcert::detail::x509_from_certificate(certs[i]);
+    internal::X509Ptr x = internal::x509_from_certificate(certs[i]);
     if (!x)
       return fail(Errc::invalid_argument,
                   "certificate " + std::to_string(i + 1) + " is not valid DER");
@@ -84,7 +76,7 @@ Result<std::vector<std::uint8_t>> create(const std::string& key_pem,
   }
   if (leaf && X509_check_private_key(leaf.get(), key.get()) != 1) {
     return fail(Errc::invalid_argument, "the private key does not match the leaf certificate",
-                drain_errors());
+                internal::drain_errors());
   }
 
   // Modern: PBES2 with AES-256-CBC (PBKDF2-HMAC-SHA256 is OpenSSL 3's PRF for it) and a SHA-256
@@ -92,20 +84,19 @@ Result<std::vector<std::uint8_t>> create(const std::string& key_pem,
   const int nid = options.legacy ? NID_pbe_WithSHA1And3_Key_TripleDES_CBC : NID_aes_256_cbc;
   const char* name = options.friendly_name.empty() ? nullptr : options.friendly_name.c_str();
   const int iter = static_cast<int>(iterations);
-  Pkcs12Ptr p12(PKCS12_create_ex(options.password.c_str(), name, key.get(), leaf.get(),
-                                 sk_X509_num(chain.get()) > 0 ? chain.get() : nullptr, nid, nid,
-                                 iter, -1, 0, nullptr, nullptr));
-  if (!p12) return fail(Errc::internal, "PKCS#12 creation failed", drain_errors());
+  internal::Pkcs12Ptr p12(PKCS12_create_ex(options.password.c_str(), name, key.get(), leaf.get(),
+                                           sk_X509_num(chain.get()) > 0 ? chain.get() : nullptr,
+                                           nid, nid, iter, -1, 0, nullptr, nullptr));
+  if (!p12) return fail(Errc::internal, "PKCS#12 creation failed", internal::drain_errors());
   if (PKCS12_set_mac(p12.get(), options.password.c_str(), -1, nullptr, 0, iter,
                      options.legacy ? EVP_sha1() : EVP_sha256()) != 1) {
-    return fail(Errc::internal, "PKCS#12 MAC creation failed", drain_errors());
+    return fail(Errc::internal, "PKCS#12 MAC creation failed", internal::drain_errors());
   }
   unsigned char* der = nullptr;
   const int len = i2d_PKCS12(p12.get(), &der);
-  if (len <= 0) return fail(Errc::internal, "PKCS#12 encoding failed", drain_errors());
-  std::vector<std::uint8_t> out(der, der + len);
-  OPENSSL_free(der);
-  return out;
+  const internal::OpensslBytes owned(der);
+  if (len <= 0) return fail(Errc::internal, "PKCS#12 encoding failed", internal::drain_errors());
+  return std::vector<std::uint8_t>(der, der + len);
 }
 
 }  // namespace getcert::pkcs12

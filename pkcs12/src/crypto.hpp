@@ -9,23 +9,20 @@
 #include <string_view>
 
 #include "ber.hpp"
-#include "detail/ossl.hpp"
 #include "getcert/pkcs12.hpp"
+#include "internal/ossl.hpp"
 
 namespace getcert::pkcs12::detail {
-
-using getcert::detail::EvpCipherPtr;
-using getcert::detail::EvpMdPtr;
 
 // Fetches a cipher. Legacy ciphers (RC2, RC4, single DES) live in OpenSSL's legacy provider,
 // which is loaded into a private library context the first time a file needs it, so the
 // host application's default context is left as it configured it. `display` names the
 // algorithm in the error when the provider is missing; `legacy_used` is set when it was needed.
-Result<EvpCipherPtr> fetch_cipher(std::string_view name, std::string_view display,
-                                  bool& legacy_used);
+Result<internal::EvpCipherPtr> fetch_cipher(std::string_view name, std::string_view display,
+                                            bool& legacy_used);
 
 // Fetches a digest (SHA-1/2, MD5) for MACs, PRFs and the PKCS#12 KDF.
-Result<EvpMdPtr> fetch_digest(std::string_view name, std::string_view display);
+Result<internal::EvpMdPtr> fetch_digest(std::string_view name, std::string_view display);
 
 // RFC 7292 appendix B key derivation. `bmp` is the BMPString password (empty = absent).
 // id: 1 = key, 2 = IV, 3 = MAC key.

@@ -5,15 +5,15 @@
 #include <string>
 
 #include "algorithms.hpp"
+#include "assemble.hpp"
 #include "attributes.hpp"
 #include "ber.hpp"
 #include "budget.hpp"
-#include "contents.hpp"
-#include "detail/x509_util.hpp"
-#include "keys.hpp"
+#include "internal/x509_util.hpp"
 #include "mac.hpp"
 #include "password.hpp"
 #include "pbe.hpp"
+#include "private_key.hpp"
 
 namespace getcert::pkcs12 {
 namespace detail {
@@ -115,36 +115,60 @@ Result<EncryptedSafe> encrypted_content(const Element& explicit0, std::uint64_t 
   return out;
 }
 
-// Adds one attempt at every shrouded key in SafeContents `data` (nested SafeContents bags
-// included, as deep as the walk follows them) to `work`. Stops at the first error: the walk
-// meets the same error at the same place.
-Result<void> scan_shrouded_keys(Bytes data, int nesting, std::uint64_t max_iterations,
-                                VisibleWork& work) {
+// A reader over the SafeBags of SafeContents ::= SEQUENCE OF SafeBag.
+Result<BerReader> safe_bags(Bytes data) {
   auto sc = parse_single(data, "SafeContents");
   if (!sc) return tl::unexpected(sc.error());
   if (!sc->is_universal(kTagSequence)) {
     return fail(Errc::malformed_input, "malformed PKCS#12: SafeContents is not a SEQUENCE");
   }
-  auto r = children(*sc, "SafeContents");
+  return children(*sc, "SafeContents");
+}
+
+// SafeBag and CertBag both open with `type OBJECT IDENTIFIER` ("<what> type") ...
+Result<std::string> read_type(BerReader& r, const std::string& what) {
+  const std::string name = what + " type";
+  auto el = r.expect(kTagOid, name.c_str());
+  if (!el) return tl::unexpected(el.error());
+  return oid(*el, name.c_str());
+}
+
+// ... followed by `value [0] EXPLICIT ANY` ("<what> value"): returns the [0] wrapper.
+Result<Element> read_explicit(BerReader& r, const std::string& what) {
+  const std::string name = what + " value";
+  auto wrapper = r.next(name.c_str());
+  if (!wrapper) return wrapper;
+  if (!wrapper->is_context(0) || !wrapper->constructed) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: " + name + " is not [0] EXPLICIT");
+  }
+  return wrapper;
+}
+
+// The value of a SafeBag whose type has been read: the element inside the [0] wrapper.
+Result<Element> safe_bag_value(BerReader& r) {
+  auto wrapper = read_explicit(r, "SafeBag");
+  if (!wrapper) return wrapper;
+  auto wr = children(*wrapper, "SafeBag value");
+  if (!wr) return tl::unexpected(wr.error());
+  return wr->next("SafeBag value");
+}
+
+// Adds one attempt at every shrouded key in SafeContents `data` (nested SafeContents bags
+// included, as deep as the walk follows them) to `work`. Stops at the first error: the walk
+// meets the same error at the same place.
+Result<void> scan_shrouded_keys(Bytes data, int nesting, std::uint64_t max_iterations,
+                                VisibleWork& work) {
+  auto r = safe_bags(data);
   if (!r) return tl::unexpected(r.error());
   while (!r->empty()) {
     auto bag = r->expect(kTagSequence, "SafeBag");
     if (!bag) return tl::unexpected(bag.error());
     auto br = children(*bag, "SafeBag");
     if (!br) return tl::unexpected(br.error());
-    auto id_el = br->expect(kTagOid, "SafeBag type");
-    if (!id_el) return tl::unexpected(id_el.error());
-    auto id = oid(*id_el, "SafeBag type");
+    auto id = read_type(*br, "SafeBag");
     if (!id) return tl::unexpected(id.error());
     if (*id != oids::kShroudedKeyBag && *id != oids::kSafeContentsBag) continue;
-    auto wrapper = br->next("SafeBag value");
-    if (!wrapper) return tl::unexpected(wrapper.error());
-    if (!wrapper->is_context(0) || !wrapper->constructed) {
-      return fail(Errc::malformed_input, "malformed PKCS#12: SafeBag value is not [0] EXPLICIT");
-    }
-    auto wr = children(*wrapper, "SafeBag value");
-    if (!wr) return tl::unexpected(wr.error());
-    auto value = wr->next("SafeBag value");
+    auto value = safe_bag_value(*br);
     if (!value) return tl::unexpected(value.error());
     if (*id == oids::kSafeContentsBag) {
       if (nesting + 1 > kMaxSafeContentsNesting) {
@@ -493,12 +517,7 @@ Result<void> Walker::read_safe(const Element& content_info, std::size_t index) {
 }
 
 Result<void> Walker::read_safe_contents(Bytes data, int nesting, SafeInfo& safe) {
-  auto sc = parse_single(data, "SafeContents");
-  if (!sc) return tl::unexpected(sc.error());
-  if (!sc->is_universal(kTagSequence)) {
-    return fail(Errc::malformed_input, "malformed PKCS#12: SafeContents is not a SEQUENCE");
-  }
-  auto r = children(*sc, "SafeContents");
+  auto r = safe_bags(data);
   if (!r) return tl::unexpected(r.error());
   while (!r->empty()) {
     auto bag = r->expect(kTagSequence, "SafeBag");
@@ -513,18 +532,9 @@ Result<void> Walker::read_bag(const Element& bag, int nesting, SafeInfo& safe) {
   // SafeBag ::= SEQUENCE { bagId OID, bagValue [0] EXPLICIT ANY, bagAttributes SET OPTIONAL }
   auto r = children(bag, "SafeBag");
   if (!r) return tl::unexpected(r.error());
-  auto id_el = r->expect(kTagOid, "SafeBag type");
-  if (!id_el) return tl::unexpected(id_el.error());
-  auto id = oid(*id_el, "SafeBag type");
+  auto id = read_type(*r, "SafeBag");
   if (!id) return tl::unexpected(id.error());
-  auto wrapper = r->next("SafeBag value");
-  if (!wrapper) return tl::unexpected(wrapper.error());
-  if (!wrapper->is_context(0) || !wrapper->constructed) {
-    return fail(Errc::malformed_input, "malformed PKCS#12: SafeBag value is not [0] EXPLICIT");
-  }
-  auto wr = children(*wrapper, "SafeBag value");
-  if (!wr) return tl::unexpected(wr.error());
-  auto value = wr->next("SafeBag value");
+  auto value = safe_bag_value(*r);
   if (!value) return tl::unexpected(value.error());
   BagAttributes attrs;
   auto attr_set = r->optional(TagClass::universal, kTagSet, "bag attributes");
@@ -603,15 +613,10 @@ Result<void> Walker::read_cert_bag(const Element& value, BagInfo& info,
   // CertBag ::= SEQUENCE { certId OID, certValue [0] EXPLICIT ANY }
   auto r = children(value, "CertBag");
   if (!r) return tl::unexpected(r.error());
-  auto type_el = r->expect(kTagOid, "CertBag type");
-  if (!type_el) return tl::unexpected(type_el.error());
-  auto type = oid(*type_el, "CertBag type");
+  auto type = read_type(*r, "CertBag");
   if (!type) return tl::unexpected(type.error());
-  auto wrapper = r->next("CertBag value");
+  auto wrapper = read_explicit(*r, "CertBag");
   if (!wrapper) return tl::unexpected(wrapper.error());
-  if (!wrapper->is_context(0) || !wrapper->constructed) {
-    return fail(Errc::malformed_input, "malformed PKCS#12: CertBag value is not [0] EXPLICIT");
-  }
   if (*type == oids::kSdsiCertificate) {
     info.description = "sdsiCertificate (unsupported, skipped)";
     warn("SDSI certificate bag skipped (unsupported certificate type)");
@@ -637,7 +642,7 @@ Result<void> Walker::read_cert_bag(const Element& value, BagInfo& info,
   }
   info.description = "x509Certificate " + cert->subject;
   info.certificate_sha256 = cert->sha256;
-  getcert::detail::X509Ptr x509 = getcert::detail::x509_from_certificate(*cert);
+  internal::X509Ptr x509 = internal::x509_from_certificate(*cert);
   if (!x509) return fail(Errc::internal, "a parsed certificate cannot be re-read");
   contents_.certs.push_back({std::move(*cert), std::move(x509), attrs});
   return {};

@@ -18,19 +18,15 @@
 #include <string>
 #include <vector>
 
-#include "contents.hpp"
+#include "assemble.hpp"
 #include "crypto.hpp"
-#include "detail/x509_util.hpp"
 #include "getcert/text.hpp"
+#include "internal/x509_util.hpp"
 #include "java_serialization.hpp"
-#include "keys.hpp"
+#include "private_key.hpp"
 
 namespace getcert::pkcs12::detail {
 namespace {
-
-using getcert::detail::clear_errors;
-using getcert::detail::drain_errors;
-using getcert::detail::EvpMdCtxPtr;
 
 constexpr std::size_t kDigestSize = 20;  // SHA-1
 constexpr std::string_view kWhitener = "Mighty Aphrodite";
@@ -323,15 +319,15 @@ Result<std::vector<RawEntry>> read_entries(StoreReader& in, KeystoreFormat forma
 Result<std::vector<std::uint8_t>> sha1_of(std::initializer_list<Bytes> parts) {
   auto md = fetch_digest("SHA1", "SHA-1");
   if (!md) return tl::unexpected(md.error());
-  clear_errors();
-  EvpMdCtxPtr ctx(EVP_MD_CTX_new());
+  internal::clear_errors();
+  internal::EvpMdCtxPtr ctx(EVP_MD_CTX_new());
   std::vector<std::uint8_t> out(kDigestSize);
   bool ok = ctx && EVP_DigestInit_ex2(ctx.get(), md->get(), nullptr) == 1;
   for (const Bytes part : parts) {
     ok = ok && EVP_DigestUpdate(ctx.get(), part.data(), part.size()) == 1;
   }
   ok = ok && EVP_DigestFinal_ex(ctx.get(), out.data(), nullptr) == 1;
-  if (!ok) return fail(Errc::internal, "SHA-1 failed", drain_errors());
+  if (!ok) return fail(Errc::internal, "SHA-1 failed", internal::drain_errors());
   return out;
 }
 
@@ -386,9 +382,9 @@ Result<std::optional<SecureBytes>> jceks_unprotect(const ProtectedKey& key,
       salt[2] = tmp;
     }
   }
-  clear_errors();
-  EvpMdCtxPtr ctx(EVP_MD_CTX_new());
-  if (!ctx) return fail(Errc::internal, "MD5 failed", drain_errors());
+  internal::clear_errors();
+  internal::EvpMdCtxPtr ctx(EVP_MD_CTX_new());
+  if (!ctx) return fail(Errc::internal, "MD5 failed", internal::drain_errors());
   SecureBytes derived;
   for (std::size_t half = 0; half < 2; ++half) {
     SecureBytes block(salt.begin() + static_cast<std::ptrdiff_t>(half * 4),
@@ -399,7 +395,7 @@ Result<std::optional<SecureBytes>> jceks_unprotect(const ProtectedKey& key,
           EVP_DigestUpdate(ctx.get(), block.data(), block.size()) != 1 ||
           EVP_DigestUpdate(ctx.get(), password.data(), password.size()) != 1 ||
           EVP_DigestFinal_ex(ctx.get(), out.data(), nullptr) != 1) {
-        return fail(Errc::internal, "MD5 failed", drain_errors());
+        return fail(Errc::internal, "MD5 failed", internal::drain_errors());
       }
       block.assign(out.begin(), out.end());
     }
@@ -543,8 +539,8 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
     for (auto& cert : certs[i]) {
       // Chains share intermediates and roots; one copy is enough for assembly.
       if (!seen.insert(cert.sha256).second) continue;
-      auto x509 = getcert::detail::x509_from_certificate(cert);
-      if (!x509) return fail(Errc::internal, "cannot load a certificate", drain_errors());
+      auto x509 = internal::x509_from_certificate(cert);
+      if (!x509) return fail(Errc::internal, "cannot load a certificate", internal::drain_errors());
       contents.certs.push_back({std::move(cert), std::move(x509), alias_attributes(raw.alias)});
     }
     out.entries.push_back(std::move(entry));

@@ -183,7 +183,7 @@ Result<std::optional<std::size_t>> verify_mac(const MacData& mac,
   if (!md) return tl::unexpected(md.error());
   const auto md_size = static_cast<std::size_t>(EVP_MD_get_size(md->get()));
   if (mac.digest.size() != md_size) return std::optional<std::size_t>{};
-  EvpMdPtr prf;
+  internal::EvpMdPtr prf;
   if (mac.pbmac1) {
     auto p = fetch_digest(mac.prf->openssl_name, mac.prf->display);
     if (!p) return tl::unexpected(p.error());

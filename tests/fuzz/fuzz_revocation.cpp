@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "detail/ossl.hpp"
 #include "detail/revocation.hpp"
 #include "getcert/text.hpp"
+#include "internal/ossl.hpp"
 #include "invariant.hpp"
 
 namespace {
@@ -63,9 +63,9 @@ CgvUidz4qzkaAiEA74HwuCW/RSS8vgmwzAqRuVnDKeRTso1y8HMEtMmVKr0=
 
 using getcert::fuzz::require;
 
-getcert::detail::X509Ptr read_pem(const char* pem) {
-  getcert::detail::BioPtr bio(BIO_new_mem_buf(pem, -1));
-  getcert::detail::X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+getcert::internal::X509Ptr read_pem(const char* pem) {
+  getcert::internal::BioPtr bio(BIO_new_mem_buf(pem, -1));
+  getcert::internal::X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
   require(cert != nullptr, "the embedded certificates parse");
   return cert;
 }
@@ -73,8 +73,8 @@ getcert::detail::X509Ptr read_pem(const char* pem) {
 // One trust store and chain [leaf, CA] per leaf, built once: the fuzzer explores the response,
 // not the setup.
 struct Chain {
-  getcert::detail::X509StorePtr store{X509_STORE_new()};
-  getcert::detail::X509StackPtr chain{sk_X509_new_null()};
+  getcert::internal::X509StorePtr store{X509_STORE_new()};
+  getcert::internal::X509StackPtr chain{sk_X509_new_null()};
 
   explicit Chain(const char* leaf_pem) {
     auto ca = read_pem(kCaPem);

@@ -10,8 +10,8 @@
 
 #include "ber.hpp"
 #include "crafted.hpp"
-#include "detail/ossl.hpp"
 #include "getcert/pkcs12.hpp"
+#include "internal/ossl.hpp"
 #include "support.hpp"
 #include "support/skip.hpp"
 
@@ -69,7 +69,7 @@ craft::Der encrypt_for_empty_password(const craft::Der& plain) {
   unsigned char key[32];
   REQUIRE(PKCS5_PBKDF2_HMAC("", 0, salt.data(), static_cast<int>(salt.size()), 1, EVP_sha256(),
                             sizeof key, key) == 1);
-  getcert::detail::EvpCipherCtxPtr ctx(EVP_CIPHER_CTX_new());
+  getcert::internal::EvpCipherCtxPtr ctx(EVP_CIPHER_CTX_new());
   REQUIRE(ctx);
   REQUIRE(EVP_EncryptInit_ex2(ctx.get(), EVP_aes_256_cbc(), key, iv.data(), nullptr) == 1);
   craft::Der out(plain.size() + 32);

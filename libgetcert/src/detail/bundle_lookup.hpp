@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "detail/ossl.hpp"
 #include "getcert/error.hpp"
+#include "internal/ossl.hpp"
 
 namespace getcert::detail {
 

@@ -5,39 +5,19 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "getcert/error.hpp"
+#include "internal/owners.hpp"
 
 namespace getcert::detail {
 
 using Clock = std::chrono::steady_clock;
 
-// Owns a file descriptor.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) noexcept : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd();
-
-  int get() const noexcept { return fd_; }
-  int release() noexcept {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_ = -1;
-};
-
 struct Connection {
-  UniqueFd fd;          // non-blocking, connected
-  std::string address;  // numeric address that accepted
+  internal::UniqueFd fd;  // non-blocking, connected
+  std::string address;    // numeric address that accepted
 };
 
 // Milliseconds left until deadline (0 when passed), capped to fit poll().
@@ -46,6 +26,13 @@ int millis_until(Clock::time_point deadline);
 // poll() on one fd until it is ready for `events` or the deadline passes, retrying EINTR:
 // > 0 ready, 0 deadline passed, < 0 failed (errno set).
 int poll_until(int fd, short events, Clock::time_point deadline);
+
+// How send_until() ended: everything sent, the deadline passed, or the socket failed (errno
+// set, for the caller's message).
+enum class SendOutcome { sent, timed_out, failed };
+// Sends all of `data` on a non-blocking socket, waiting (poll_until) whenever it is full; the
+// deadline is checked before every send, so a peer that stops reading cannot hold us past it.
+SendOutcome send_until(int fd, std::string_view data, Clock::time_point deadline);
 
 // A request that hangs can spend no more than its share: a slice of what is left until
 // `deadline`, split evenly among the `parts` requests still planned (this one included), but at

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "detail/ossl.hpp"
 #include "getcert/verify.hpp"
+#include "internal/ossl.hpp"
 
 namespace getcert::detail {
 

@@ -2,14 +2,14 @@
 
 #include <string>
 
-#include "detail/ossl.hpp"
 #include "getcert/error.hpp"
 #include "getcert/verify.hpp"
+#include "internal/ossl.hpp"
 
 namespace getcert::detail {
 
 struct TrustStore {
-  X509StorePtr store;
+  internal::X509StorePtr store;
   std::string description;  // "system (/usr/lib/ssl/certs)", "file:ca.pem", ...
   // The user named these certificates (--ca-file, --ca-dir): each one is a trust anchor,
   // self-signed or not. The system store keeps roots-only semantics.
@@ -19,15 +19,5 @@ struct TrustStore {
 // Loads --ca-file/--ca-dir, or the system store when both are empty. Fails with io_error
 // (file missing or unreadable) or malformed_input (no certificate in the file).
 Result<TrustStore> load_trust_store(const TrustOptions& options);
-
-}  // namespace getcert::detail
-
-namespace getcert::detail {
-
-// verify_chain() with an already loaded store (fetch loads it before dialing to fail fast).
-// `parsed` may hold live handles for `presented` (same order), saving a re-parse of each.
-Result<Verification> verify_with_store(const std::vector<Certificate>& presented,
-                                       const VerifyOptions& options, const TrustStore& trust,
-                                       const std::vector<X509*>& parsed = {});
 
 }  // namespace getcert::detail

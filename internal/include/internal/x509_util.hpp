@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "detail/ossl.hpp"
 #include "getcert/certificate.hpp"
+#include "internal/owners.hpp"
 
-namespace getcert::detail {
+namespace getcert::internal {
 
 // Builds the model from a live handle; der is the handle's encoding.
 Result<Certificate> certificate_from_x509(X509* cert);
@@ -17,13 +17,9 @@ Result<Certificate> certificate_from_x509(X509* cert);
 X509Ptr x509_from_certificate(const Certificate& cert);
 // A distinguished name as Certificate::subject shows it (RFC 2253 order, UTF-8 kept).
 std::string name_to_string(const X509_NAME* name);
-// Uppercase hex of bytes, no separators.
-std::string hex_upper(const unsigned char* data, std::size_t len);
-// Standard base64 (no line breaks).
-std::string base64(const unsigned char* data, std::size_t len);
 // Type, size and curve of a public or private key.
 KeyInfo key_info(const EVP_PKEY* key);
 // ASN1_TIME to seconds since the epoch.
 std::int64_t asn1_time_to_epoch(const ASN1_TIME* t);
 
-}  // namespace getcert::detail
+}  // namespace getcert::internal

@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "detail/ossl.hpp"
 #include "getcert/pkcs12.hpp"
-#include "keys.hpp"
+#include "internal/ossl.hpp"
+#include "private_key.hpp"
 
 namespace getcert::pkcs12::detail {
 
@@ -17,7 +17,7 @@ struct FoundKey {
 
 struct FoundCert {
   Certificate cert;
-  getcert::detail::X509Ptr x509;
+  internal::X509Ptr x509;
   BagAttributes attributes;
 };
 

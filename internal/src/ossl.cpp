@@ -1,8 +1,8 @@
-#include "detail/ossl.hpp"
+#include "internal/ossl.hpp"
 
 #include <array>
 
-namespace getcert::detail {
+namespace getcert::internal {
 
 std::string drain_errors() {
   std::string out;
@@ -23,4 +23,4 @@ std::string drain_errors() {
   return out;
 }
 
-}  // namespace getcert::detail
+}  // namespace getcert::internal

@@ -1,0 +1,249 @@
+#include "internal/x509_util.hpp"
+
+#include <arpa/inet.h>
+#include <openssl/core_names.h>
+#include <openssl/ct.h>
+#include <openssl/ec.h>
+#include <openssl/objects.h>
+
+#include <array>
+#include <ctime>
+
+#include "internal/encoding.hpp"
+#include "internal/ossl.hpp"
+
+namespace getcert::internal {
+
+KeyInfo key_info(const EVP_PKEY* key) {
+  KeyInfo info;
+  info.bits = EVP_PKEY_get_bits(key);
+  switch (EVP_PKEY_get_base_id(key)) {
+    case EVP_PKEY_RSA:
+      info.type = "RSA";
+      break;
+    case EVP_PKEY_RSA_PSS:
+      info.type = "RSA-PSS";
+      break;
+    case EVP_PKEY_EC:
+      info.type = "EC";
+      break;
+    case EVP_PKEY_ED25519:
+      info.type = "Ed25519";
+      break;
+    case EVP_PKEY_ED448:
+      info.type = "Ed448";
+      break;
+    case EVP_PKEY_X25519:
+      info.type = "X25519";
+      break;
+    case EVP_PKEY_X448:
+      info.type = "X448";
+      break;
+    case EVP_PKEY_DSA:
+      info.type = "DSA";
+      break;
+    case EVP_PKEY_DH:
+      info.type = "DH";
+      break;
+    default: {
+      const char* name = EVP_PKEY_get0_type_name(key);
+      info.type = name != nullptr ? name : "unknown";
+    }
+  }
+  if (info.type == "EC") {
+    std::array<char, 80> group{};
+    std::size_t len = 0;
+    if (EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group.data(), group.size(),
+                                       &len) == 1) {
+      const char* nist = EC_curve_nid2nist(OBJ_sn2nid(group.data()));
+      info.curve = nist != nullptr ? nist : group.data();
+    }
+  }
+  return info;
+}
+
+std::int64_t asn1_time_to_epoch(const ASN1_TIME* t) {
+  std::tm tm{};
+  if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1) return 0;
+  return static_cast<std::int64_t>(timegm(&tm));
+}
+
+std::string name_to_string(const X509_NAME* name) {
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  if (!bio || X509_NAME_print_ex(bio.get(), name, 0, XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB) < 0) {
+    return {};
+  }
+  char* data = nullptr;
+  const long len = BIO_get_mem_data(bio.get(), &data);
+  return {data, static_cast<std::size_t>(len)};
+}
+
+namespace {
+
+std::string first_common_name(const X509_NAME* name) {
+  const int idx = X509_NAME_get_index_by_NID(name, NID_commonName, -1);
+  if (idx < 0) return {};
+  const ASN1_STRING* value = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, idx));
+  unsigned char* utf8 = nullptr;
+  const int len = ASN1_STRING_to_UTF8(&utf8, value);
+  const OpensslBytes owned(utf8);
+  if (len < 0) return {};
+  return {reinterpret_cast<char*>(utf8), static_cast<std::size_t>(len)};
+}
+
+std::string asn1_string(const ASN1_STRING* s) {
+  return {reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+          static_cast<std::size_t>(ASN1_STRING_length(s))};
+}
+
+std::string ip_to_string(const ASN1_OCTET_STRING* ip) {
+  std::array<char, INET6_ADDRSTRLEN> buf{};
+  const int len = ASN1_STRING_length(ip);
+  const unsigned char* bytes = ASN1_STRING_get0_data(ip);
+  if (len == 4 && inet_ntop(AF_INET, bytes, buf.data(), buf.size()) != nullptr) return buf.data();
+  if (len == 16 && inet_ntop(AF_INET6, bytes, buf.data(), buf.size()) != nullptr) return buf.data();
+  return "invalid:" + hex_upper(bytes, static_cast<std::size_t>(len));
+}
+
+SubjectAltNames read_sans(X509* cert) {
+  SubjectAltNames sans;
+  GeneralNamesPtr names(
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
+  if (!names) return sans;
+  for (int i = 0; i < sk_GENERAL_NAME_num(names.get()); ++i) {
+    const GENERAL_NAME* gn = sk_GENERAL_NAME_value(names.get(), i);
+    switch (gn->type) {
+      case GEN_DNS:
+        sans.dns.push_back(asn1_string(gn->d.dNSName));
+        break;
+      case GEN_IPADD:
+        sans.ip.push_back(ip_to_string(gn->d.iPAddress));
+        break;
+      case GEN_URI:
+        sans.uri.push_back(asn1_string(gn->d.uniformResourceIdentifier));
+        break;
+      case GEN_EMAIL:
+        sans.email.push_back(asn1_string(gn->d.rfc822Name));
+        break;
+      default:
+        break;
+    }
+  }
+  return sans;
+}
+
+void read_aia(X509* cert, Certificate& out) {
+  AuthorityInfoAccessPtr aia(static_cast<AUTHORITY_INFO_ACCESS*>(
+      X509_get_ext_d2i(cert, NID_info_access, nullptr, nullptr)));
+  if (!aia) return;
+  for (int i = 0; i < sk_ACCESS_DESCRIPTION_num(aia.get()); ++i) {
+    const ACCESS_DESCRIPTION* ad = sk_ACCESS_DESCRIPTION_value(aia.get(), i);
+    if (ad->location->type != GEN_URI) continue;
+    const std::string uri = asn1_string(ad->location->d.uniformResourceIdentifier);
+    const int nid = OBJ_obj2nid(ad->method);
+    if (nid == NID_ad_ca_issuers) out.ca_issuers_urls.push_back(uri);
+    if (nid == NID_ad_OCSP) out.ocsp_urls.push_back(uri);
+  }
+}
+
+KeyInfo read_key(X509* cert) {
+  const EVP_PKEY* key = X509_get0_pubkey(cert);
+  if (key == nullptr) return KeyInfo{"unknown", 0, {}};
+  return key_info(key);
+}
+
+std::string digest_hex(X509* cert, const EVP_MD* md) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> buf{};
+  unsigned int len = 0;
+  if (X509_digest(cert, md, buf.data(), &len) != 1) return {};
+  return hex_upper(buf.data(), len);
+}
+
+std::string spki_pin(X509* cert) {
+  unsigned char* der = nullptr;
+  const int len = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(cert), &der);
+  const OpensslBytes owned(der);
+  if (len <= 0) return {};
+  std::array<unsigned char, 32> hash{};
+  unsigned int hash_len = 0;
+  const int ok =
+      EVP_Digest(der, static_cast<std::size_t>(len), hash.data(), &hash_len, EVP_sha256(), nullptr);
+  return ok == 1 ? base64(hash.data(), hash_len) : std::string{};
+}
+
+// Embedded SCTs (RFC 6962 3.3). A list OpenSSL cannot decode yields none: the certificate
+// is still worth showing, and nothing here is a verification input.
+std::vector<Sct> read_scts(X509* cert) {
+  std::vector<Sct> out;
+  SctListPtr list(
+      static_cast<STACK_OF(SCT)*>(X509_get_ext_d2i(cert, NID_ct_precert_scts, nullptr, nullptr)));
+  clear_errors();
+  if (!list) return out;
+  for (int i = 0; i < sk_SCT_num(list.get()); ++i) {
+    const SCT* sct = sk_SCT_value(list.get(), i);
+    Sct s;
+    s.version = static_cast<int>(SCT_get_version(sct));
+    unsigned char* log_id = nullptr;  // get0: borrowed
+    const std::size_t log_id_len = SCT_get0_log_id(sct, &log_id);
+    if (log_id != nullptr) s.log_id = base64(log_id, log_id_len);
+    s.timestamp_ms = static_cast<std::int64_t>(SCT_get_timestamp(sct));
+    const int nid = SCT_get_signature_nid(sct);
+    s.signature_algorithm = nid == NID_undef ? "unknown" : OBJ_nid2ln(nid);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// id-pe-tlsfeature (RFC 7633) listing status_request (5): "must-staple".
+bool read_must_staple(X509* cert) {
+  constexpr long kStatusRequest = 5;
+  TlsFeaturePtr features(
+      static_cast<TLS_FEATURE*>(X509_get_ext_d2i(cert, NID_tlsfeature, nullptr, nullptr)));
+  clear_errors();
+  if (!features) return false;
+  for (int i = 0; i < sk_ASN1_INTEGER_num(features.get()); ++i) {
+    if (ASN1_INTEGER_get(sk_ASN1_INTEGER_value(features.get(), i)) == kStatusRequest) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<Certificate> certificate_from_x509(X509* cert) {
+  Certificate out;
+  unsigned char* der = nullptr;
+  const int der_len = i2d_X509(cert, &der);
+  const OpensslBytes owned(der);
+  if (der_len <= 0) return fail(Errc::malformed_input, "certificate cannot be encoded");
+  out.der.assign(der, der + der_len);
+
+  out.subject = name_to_string(X509_get_subject_name(cert));
+  out.issuer = name_to_string(X509_get_issuer_name(cert));
+  out.subject_cn = first_common_name(X509_get_subject_name(cert));
+  out.issuer_cn = first_common_name(X509_get_issuer_name(cert));
+  if (BignumPtr bn(ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert), nullptr)); bn) {
+    OpensslString hex(BN_bn2hex(bn.get()));
+    if (hex) out.serial = hex.get();
+  }
+  out.not_before = asn1_time_to_epoch(X509_get0_notBefore(cert));
+  out.not_after = asn1_time_to_epoch(X509_get0_notAfter(cert));
+  out.sans = read_sans(cert);
+  out.key = read_key(cert);
+  out.signature_algorithm = OBJ_nid2ln(X509_get_signature_nid(cert));
+  out.is_ca = (X509_get_extension_flags(cert) & EXFLAG_CA) != 0;
+  out.self_signed = X509_self_signed(cert, 1) == 1;
+  read_aia(cert, out);
+  out.sha256 = digest_hex(cert, EVP_sha256());
+  out.sha1 = digest_hex(cert, EVP_sha1());
+  out.spki_sha256 = spki_pin(cert);
+  out.scts = read_scts(cert);
+  out.must_staple = read_must_staple(cert);
+  return out;
+}
+
+X509Ptr x509_from_certificate(const Certificate& cert) {
+  const unsigned char* p = cert.der.data();
+  return X509Ptr(d2i_X509(nullptr, &p, static_cast<long>(cert.der.size())));
+}
+
+}  // namespace getcert::internal
