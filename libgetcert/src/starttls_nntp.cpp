@@ -1,6 +1,7 @@
 // NNTP STARTTLS (RFC 4642), with the capability discovery of RFC 3977: greeting 200 or 201,
 // CAPABILITIES, and STARTTLS answered by 382.
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -23,10 +24,7 @@ Result<bool> NntpCapabilities::add(std::string line) {
 
 bool NntpCapabilities::offers(std::string_view label) const {
   const std::string wanted = ascii_upper(label);
-  for (const auto& l : labels_) {
-    if (l == wanted) return true;
-  }
-  return false;
+  return std::ranges::find(labels_, wanted) != labels_.end();
 }
 
 std::string NntpCapabilities::labels() const {

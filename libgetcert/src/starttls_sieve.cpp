@@ -1,6 +1,7 @@
 // ManageSieve STARTTLS (RFC 5804 2.2): the server greets with its capabilities and OK; a client
 // sends STARTTLS only when "STARTTLS" is among them, and TLS starts after the server's OK.
 
+#include <algorithm>
 #include <string>
 
 #include "detail/starttls_protocols.hpp"
@@ -71,10 +72,7 @@ Result<SieveResponse::Next> SieveResponse::add_literal(const std::string& octets
 
 bool SieveResponse::offers(std::string_view name) const {
   const std::string wanted = ascii_upper(name);
-  for (const auto& c : capabilities_) {
-    if (c == wanted) return true;
-  }
-  return false;
+  return std::ranges::find(capabilities_, wanted) != capabilities_.end();
 }
 
 Result<void> SieveResponse::tokenize(std::string_view text) {
