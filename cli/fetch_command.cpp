@@ -78,6 +78,14 @@ std::uint16_t default_port(StartTls protocol) {
       return 5432;
     case StartTls::ldap:
       return 389;
+    case StartTls::lmtp:
+      return 24;
+    case StartTls::nntp:
+      return 119;
+    case StartTls::sieve:
+      return 4190;
+    case StartTls::irc:
+      return 6667;
     case StartTls::none:
       break;
   }
@@ -213,13 +221,18 @@ class FetchCommand final : public Command {
     with_choices(cmd->add_option("--starttls", args_.starttls,
                                  "Speak this protocol in plain text first, then switch to TLS "
                                  "(default port: smtp 25, imap 143, pop3 110, ftp 21, "
-                                 "postgres 5432, ldap 389)"),
+                                 "postgres 5432, ldap 389, lmtp 24, nntp 119, sieve 4190, "
+                                 "irc 6667)"),
                  std::map<std::string, StartTls>{{"smtp", StartTls::smtp},
                                                  {"imap", StartTls::imap},
                                                  {"pop3", StartTls::pop3},
                                                  {"ftp", StartTls::ftp},
                                                  {"postgres", StartTls::postgres},
-                                                 {"ldap", StartTls::ldap}});
+                                                 {"ldap", StartTls::ldap},
+                                                 {"lmtp", StartTls::lmtp},
+                                                 {"nntp", StartTls::nntp},
+                                                 {"sieve", StartTls::sieve},
+                                                 {"irc", StartTls::irc}});
     add_verify_options(cmd, args_.verify, /*online=*/true);
     cmd->add_flag("-k,--insecure", args_.insecure,
                   "Output the chain even when verification fails (exit 0; the verdict is still "

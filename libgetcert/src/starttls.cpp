@@ -9,6 +9,7 @@
 #include "detail/line_channel.hpp"
 #include "detail/replies.hpp"
 #include "detail/starttls.hpp"
+#include "detail/starttls_protocols.hpp"
 
 namespace getcert::detail {
 namespace {
@@ -144,6 +145,26 @@ Result<void> ldap(LineChannel& ch) {
   return {};
 }
 
+// The name LMTP's LHLO announces: the same local name SMTP's EHLO uses. The one place that
+// chooses it, so ConnectOptions can set it (--starttls-name) by changing only this function.
+std::string lhlo_name() { return "getcert"; }
+
+// LMTP (RFC 2033) is SMTP with LHLO in place of EHLO, and STARTTLS (RFC 3207) the same way.
+Result<void> lmtp(LineChannel& ch) {
+  auto greeting = smtp_reply(ch);
+  if (!greeting) return tl::unexpected(greeting.error());
+  if (!starts_with(*greeting, "220")) return tl::unexpected(refused(ch, *greeting));
+  if (auto ok = ch.send("LHLO " + lhlo_name() + "\r\n"); !ok) return ok;
+  auto lhlo = smtp_reply(ch);
+  if (!lhlo) return tl::unexpected(lhlo.error());
+  if (!starts_with(*lhlo, "250")) return tl::unexpected(refused(ch, *lhlo));
+  if (auto ok = ch.send("STARTTLS\r\n"); !ok) return ok;
+  auto go = smtp_reply(ch);
+  if (!go) return tl::unexpected(go.error());
+  if (!starts_with(*go, "220")) return tl::unexpected(refused(ch, *go));
+  return {};
+}
+
 }  // namespace
 
 Result<void> negotiate_starttls(StartTls protocol, int fd, const std::string& /*host*/,
@@ -173,6 +194,18 @@ Result<void> negotiate_starttls(StartTls protocol, int fd, const std::string& /*
       break;
     case StartTls::ldap:
       preamble = {"LDAP server", ldap};
+      break;
+    case StartTls::lmtp:
+      preamble = {"LMTP server", lmtp};
+      break;
+    case StartTls::nntp:
+      preamble = {"NNTP server", nntp_starttls};
+      break;
+    case StartTls::sieve:
+      preamble = {"ManageSieve server", sieve_starttls};
+      break;
+    case StartTls::irc:
+      preamble = {"IRC server", irc_starttls};
       break;
   }
   if (preamble.run == nullptr) return {};

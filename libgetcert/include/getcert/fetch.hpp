@@ -24,7 +24,7 @@
 namespace getcert {
 
 // Protocols that start in plain text and switch to TLS on request.
-enum class StartTls { none, smtp, imap, pop3, ftp, postgres, ldap };
+enum class StartTls { none, smtp, imap, pop3, ftp, postgres, ldap, lmtp, nntp, sieve, irc };
 
 // TLS protocol versions a handshake may negotiate.
 enum class TlsVersion { tls1_0, tls1_1, tls1_2, tls1_3 };

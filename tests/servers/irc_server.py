@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""An IRC server for tests that speaks the IRCv3 tls extension: before registration, STARTTLS
+is answered with 670 (RPL_STARTTLS) and the connection goes to TLS, or with 691 (ERR_STARTTLS).
+Messages follow RFC 1459/2812 (":prefix COMMAND params :trailing", CR LF).
+
+Usage: irc_server.py PORT CHAIN.pem KEY.pem [MODE]
+MODE (default "chatty"):
+  plain    answers STARTTLS with 670 at once (what `openssl s_client -starttls irc` expects)
+  chatty   like ircds do: NOTICE lines on connect, then after STARTTLS a PING that must be
+           answered with the same token (else ERROR and close) before 670
+  refuse   NOTICE lines, then 691 (STARTTLS failed)
+  unknown  a server without the extension: 421 (unknown command)
+  stall    NOTICE lines, then reads and never answers
+Serves each connection on its own thread until killed; prints "ready" once listening.
+"""
+import socket
+import ssl
+import sys
+import threading
+
+SERVER = "irc.getcert.test"
+NOTICES = [
+    f":{SERVER} NOTICE * :*** Looking up your hostname...",
+    f":{SERVER} NOTICE * :*** Checking Ident",
+    f":{SERVER} NOTICE * :*** Found your hostname",
+]
+
+
+def lines(conn):
+    buf = b""
+    while True:
+        while b"\n" not in buf:
+            chunk = conn.recv(512)
+            if not chunk:
+                return
+            buf += chunk
+        line, buf = buf.split(b"\n", 1)
+        yield line.rstrip(b"\r").decode("latin-1")
+
+
+def command_of(line):
+    """The command of a client message (prefix and tags skipped), upper-cased."""
+    words = line.split()
+    while words and words[0][0] in "@:":
+        words.pop(0)
+    return (words[0].upper() if words else ""), words[1:]
+
+
+def converse(mode, conn):
+    """Plays the server's side; returns True when TLS is to start."""
+    send = lambda text: conn.sendall((text + "\r\n").encode())
+    if mode != "plain":
+        for notice in NOTICES:
+            send(notice)
+    reader = lines(conn)
+    for line in reader:
+        command, params = command_of(line)
+        if mode == "stall":
+            continue
+        if command != "STARTTLS":
+            send(f":{SERVER} 451 * {command} :You have not registered")
+            continue
+        if mode == "refuse":
+            send(f":{SERVER} 691 * :STARTTLS failed (Wrong moon phase)")
+        elif mode == "unknown":
+            send(f":{SERVER} 421 * STARTTLS :Unknown command")
+        elif mode == "chatty":
+            token = "getcert-4711"
+            send(f"PING :{token}")
+            send(f":{SERVER} NOTICE * :*** Your client is being checked")
+            pong = next(reader, "")
+            pong_command, pong_params = command_of(pong)
+            if pong_command != "PONG" or not pong_params or pong_params[-1].lstrip(":") != token:
+                send(f"ERROR :Closing Link: 127.0.0.1 (Ping timeout: expected PONG {token})")
+                return False
+            send(f":{SERVER} 670 * :STARTTLS successful, go ahead with TLS handshake")
+            return True
+        else:
+            send(f":{SERVER} 670 * :STARTTLS successful, go ahead with TLS handshake")
+            return True
+    return False
+
+
+def serve(mode, ctx, conn):
+    try:
+        conn.settimeout(30)
+        if converse(mode, conn):
+            with ctx.wrap_socket(conn, server_side=True) as tls:
+                tls.recv(1)  # wait for the client to finish and close
+    except (OSError, ssl.SSLError):
+        pass
+    finally:
+        conn.close()
+
+
+def main():
+    port, chain, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    mode = sys.argv[4] if len(sys.argv) > 4 else "chatty"
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(chain, key)
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(8)
+    print("ready", flush=True)
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=serve, args=(mode, ctx, conn), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
