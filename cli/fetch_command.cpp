@@ -40,6 +40,7 @@ struct FetchArgs {
   std::string out_dir;
   bool force = false;
   StartTls starttls = StartTls::none;
+  std::string starttls_name;
   std::string proxy;
   std::string tls_min;
   std::string tls_max;
@@ -78,10 +79,24 @@ std::uint16_t default_port(StartTls protocol) {
       return 5432;
     case StartTls::ldap:
       return 389;
+    case StartTls::xmpp:
+      return 5222;
+    case StartTls::xmpp_server:
+      return 5269;
+    case StartTls::mysql:
+      return 3306;
+    case StartTls::mssql:
+      return 1433;
     case StartTls::none:
       break;
   }
   return 443;
+}
+
+// The protocols whose preamble announces a name (--starttls-name).
+bool announces_name(StartTls protocol) {
+  return protocol == StartTls::smtp || protocol == StartTls::xmpp ||
+         protocol == StartTls::xmpp_server;
 }
 
 std::vector<std::string> split_commas(const std::string& list) {
@@ -213,13 +228,23 @@ class FetchCommand final : public Command {
     with_choices(cmd->add_option("--starttls", args_.starttls,
                                  "Speak this protocol in plain text first, then switch to TLS "
                                  "(default port: smtp 25, imap 143, pop3 110, ftp 21, "
-                                 "postgres 5432, ldap 389)"),
+                                 "postgres 5432, ldap 389, xmpp 5222, xmpp-server 5269, "
+                                 "mysql 3306 (also MariaDB), mssql 1433 (SQL Server))"),
                  std::map<std::string, StartTls>{{"smtp", StartTls::smtp},
                                                  {"imap", StartTls::imap},
                                                  {"pop3", StartTls::pop3},
                                                  {"ftp", StartTls::ftp},
                                                  {"postgres", StartTls::postgres},
-                                                 {"ldap", StartTls::ldap}});
+                                                 {"ldap", StartTls::ldap},
+                                                 {"xmpp", StartTls::xmpp},
+                                                 {"xmpp-server", StartTls::xmpp_server},
+                                                 {"mysql", StartTls::mysql},
+                                                 {"mssql", StartTls::mssql}});
+    starttls_name_ = cmd->add_option("--starttls-name", args_.starttls_name,
+                    "The name the STARTTLS preamble announces: the XMPP domain (default: the "
+                    "host; needed for an IP address) and the SMTP EHLO name (default: the local "
+                    "address, e.g. [192.0.2.1]); changes neither SNI nor the verified name")
+        ->needs("--starttls");
     add_verify_options(cmd, args_.verify, /*online=*/true);
     cmd->add_flag("-k,--insecure", args_.insecure,
                   "Output the chain even when verification fails (exit 0; the verdict is still "
@@ -316,6 +341,14 @@ class FetchCommand final : public Command {
     o.connect.send_sni = !args_.no_sni;
     o.connect.alpn = split_commas(args_.alpn);
     o.connect.starttls = args_.starttls;
+    if (starttls_name_->count() > 0 && args_.starttls_name.empty()) {
+      return fail(Errc::invalid_argument, "--starttls-name needs a name");
+    }
+    if (!args_.starttls_name.empty() && !announces_name(args_.starttls)) {
+      return fail(Errc::invalid_argument,
+                  "--starttls-name is used only by --starttls smtp, xmpp and xmpp-server");
+    }
+    o.connect.starttls_name = args_.starttls_name;
     o.connect.proxy = args_.proxy;
     o.connect.tls_min = tls_version_arg(args_.tls_min);
     o.connect.tls_max = tls_version_arg(args_.tls_max);
@@ -461,6 +494,7 @@ class FetchCommand final : public Command {
 
   FetchArgs args_;
   VerifySettings settings_;
+  CLI::Option* starttls_name_ = nullptr;
 };
 
 }  // namespace
