@@ -18,8 +18,8 @@ Result<void> mssql_preamble(LineChannel& ch) {
     auto header = parse_tds_header(*head);
     if (first && (!header || header->type != kTdsTabularResult)) {
       // Not TDS at all (an HTTP error page, a TLS alert...): show what it was.
-      return tl::unexpected(Error{Errc::not_tls, ch.peer() + " did not answer PRELOGIN like " +
-                                                     "SQL Server (it sent " + quote_peer(*head) +
+      return tl::unexpected(Error{Errc::not_tls, ch.peer() + " did not answer PRELOGIN with a " +
+                                                     "TDS reply (it sent " + quote_peer(*head) +
                                                      ")"});
     }
     if (!header) return tl::unexpected(ch.peer_fault(header.error()));
