@@ -240,11 +240,13 @@ class FetchCommand final : public Command {
                                                  {"xmpp-server", StartTls::xmpp_server},
                                                  {"mysql", StartTls::mysql},
                                                  {"mssql", StartTls::mssql}});
-    starttls_name_ = cmd->add_option("--starttls-name", args_.starttls_name,
-                    "The name the STARTTLS preamble announces: the XMPP domain (default: the "
-                    "host; needed for an IP address) and the SMTP EHLO name (default: the local "
-                    "address, e.g. [192.0.2.1]); changes neither SNI nor the verified name")
-        ->needs("--starttls");
+    starttls_name_ =
+        cmd->add_option(
+               "--starttls-name", args_.starttls_name,
+               "The name the STARTTLS preamble announces: the XMPP domain (default: the "
+               "host; needed for an IP address) and the SMTP EHLO name (default: the local "
+               "address, e.g. [192.0.2.1]); changes neither SNI nor the verified name (--sni does)")
+            ->needs("--starttls");
     add_verify_options(cmd, args_.verify, /*online=*/true);
     cmd->add_flag("-k,--insecure", args_.insecure,
                   "Output the chain even when verification fails (exit 0; the verdict is still "

@@ -61,12 +61,12 @@ TEST_CASE("TDS: the handshake inside PRELOGIN packets yields the served chain, h
           "[fetch][cli]") {
   const std::string expected = getcert::test::read_file(pki("rsa-chain.pem"));
   const std::vector<std::vector<std::string>> cases{
-      {},                                 // TLS 1.3, one packet per flight
-      {"--tls-max", "1.2"},               // what SQL Server before 2022 negotiates
-      {"--split"},                        // records across packets, headers across reads
-      {"--split", "--tls-max", "1.2"},    // ... and a second client flight
-      {"--encryption", "0"},              // ENCRYPT_OFF: still encrypts when asked (2.2.6.5)
-      {"--encryption", "3"},              // ENCRYPT_REQ
+      {},                               // TLS 1.3, one packet per flight
+      {"--tls-max", "1.2"},             // what SQL Server before 2022 negotiates
+      {"--split"},                      // records across packets, headers across reads
+      {"--split", "--tls-max", "1.2"},  // ... and a second client flight
+      {"--encryption", "0"},            // ENCRYPT_OFF: still encrypts when asked (2.2.6.5)
+      {"--encryption", "3"},            // ENCRYPT_REQ
   };
   for (const auto& options : cases) {
     std::string label;
@@ -82,12 +82,12 @@ TEST_CASE("TDS: the handshake inside PRELOGIN packets yields the served chain, h
     for (const auto& cert : json["presented_chain"]) chain += cert["pem"].get<std::string>();
     CHECK(chain == expected);
     CHECK(json["verification"]["ok"] == true);
-    CHECK(json["tls"]["version"] == (label.find("1.2") != std::string::npos ? "TLSv1.2" : "TLSv1.3"));
+    CHECK(json["tls"]["version"] ==
+          (label.find("1.2") != std::string::npos ? "TLSv1.2" : "TLSv1.3"));
   }
 }
 
-TEST_CASE("TDS: ENCRYPT_NOT_SUP is exit 4 naming the server's encryption setting",
-          "[fetch][cli]") {
+TEST_CASE("TDS: ENCRYPT_NOT_SUP is exit 4 naming the server's encryption setting", "[fetch][cli]") {
   auto server = start_tds({"--encryption", "2"});
   const auto r = run_getcert({"--starttls", "mssql", target(server), "--ca-file", pki("root.pem")});
   INFO(getcert::test::explain(r));
@@ -124,8 +124,8 @@ TEST_CASE("TDS: handshake packets of the wrong type, and a server that is not TD
 
   // An SMTP server greets first; its banner is no TDS answer.
   auto smtp = start([](const std::string& port) {
-    return std::vector<std::string>{"python3", GETCERT_STARTTLS_SERVER, "smtp", port,
-                                    pki("rsa-chain.pem"), pki("rsa.key")};
+    return std::vector<std::string>{"python3", GETCERT_STARTTLS_SERVER, "smtp",
+                                    port,      pki("rsa-chain.pem"),    pki("rsa.key")};
   });
   const auto not_tds =
       run_getcert({"--starttls", "mssql", target(smtp), "--ca-file", pki("root.pem")});

@@ -43,9 +43,9 @@ std::vector<XmppEvent> read_all(const std::string& wire, std::size_t piece, std:
 
 }  // namespace
 
-TEST_CASE("XMPP reader: prosody's stream, split anywhere, gives the same three events",
-          "[fetch]") {
-  for (const std::size_t piece : {std::size_t{1}, std::size_t{2}, std::size_t{7}, kProsody.size()}) {
+TEST_CASE("XMPP reader: prosody's stream, split anywhere, gives the same three events", "[fetch]") {
+  for (const std::size_t piece :
+       {std::size_t{1}, std::size_t{2}, std::size_t{7}, kProsody.size()}) {
     INFO("pieces of " << piece);
     std::size_t taken = 0;
     const auto events = read_all(kProsody, piece, taken);
@@ -160,21 +160,26 @@ TEST_CASE("MySQL greeting: MariaDB 10.11's handshake, an ERR packet, protocol 9"
   CHECK(err->error_code == 1040);
   CHECK(err->error_message == "Too many connections");
 
-  CHECK(getcert::detail::parse_mysql_greeting("\x09" "3.20\x00"s).error().code ==
-        getcert::Errc::unsupported);
-  CHECK_FALSE(getcert::detail::parse_mysql_greeting("\x0a" "8.0"s));          // no NUL
-  CHECK_FALSE(getcert::detail::parse_mysql_greeting("\x0a" "8.0\x00\x01\x02"s));  // no flags
+  CHECK(getcert::detail::parse_mysql_greeting("\x09"
+                                              "3.20\x00"s)
+            .error()
+            .code == getcert::Errc::unsupported);
+  CHECK_FALSE(
+      getcert::detail::parse_mysql_greeting("\x0a"
+                                            "8.0"s));  // no NUL
+  CHECK_FALSE(
+      getcert::detail::parse_mysql_greeting("\x0a"
+                                            "8.0\x00\x01\x02"s));  // no flags
   CHECK_FALSE(getcert::detail::parse_mysql_greeting(""));
 }
 
-TEST_CASE("TDS PRELOGIN: the request's layout, answers parsed, malformed ones refused",
-          "[fetch]") {
+TEST_CASE("TDS PRELOGIN: the request's layout, answers parsed, malformed ones refused", "[fetch]") {
   namespace d = getcert::detail;
   const std::string request = d::tds_prelogin_request();
   // Header: PRELOGIN, end of message, length 47, SPID 0, packet 1, window 0.
   CHECK(request.substr(0, 8) == "\x12\x01\x00\x2f\x00\x00\x01\x00"s);
   // Five options (5 bytes each) and the terminator, then their data from offset 26.
-  CHECK(request.substr(8, 5) == "\x00\x00\x1a\x00\x06"s);  // VERSION at 26, 6 bytes
+  CHECK(request.substr(8, 5) == "\x00\x00\x1a\x00\x06"s);   // VERSION at 26, 6 bytes
   CHECK(request.substr(13, 5) == "\x01\x00\x20\x00\x01"s);  // ENCRYPTION at 32, 1 byte
   CHECK(request[8 + 25] == '\xff');
   auto own = d::parse_prelogin(request.substr(8));
@@ -194,11 +199,10 @@ TEST_CASE("TDS PRELOGIN: the request's layout, answers parsed, malformed ones re
   REQUIRE(parsed->version);
   CHECK(d::tds_version_text(*parsed->version) == "15.0.2000.5");
 
-  CHECK_FALSE(d::parse_prelogin("\x01\x00\x06\x00\x01"s));                 // no terminator
-  CHECK_FALSE(d::parse_prelogin("\x01\x00\x40\x00\x01\xff"s));             // outside
-  CHECK_FALSE(d::parse_prelogin("\x01\x00\x06\x00\x02\xff\x00\x00"s));     // 2-byte ENCRYPTION
-  CHECK_FALSE(
-      d::parse_prelogin("\x01\x00\x0b\x00\x01\x01\x00\x0b\x00\x01\xff\x00"s));  // twice
+  CHECK_FALSE(d::parse_prelogin("\x01\x00\x06\x00\x01"s));              // no terminator
+  CHECK_FALSE(d::parse_prelogin("\x01\x00\x40\x00\x01\xff"s));          // outside
+  CHECK_FALSE(d::parse_prelogin("\x01\x00\x06\x00\x02\xff\x00\x00"s));  // 2-byte ENCRYPTION
+  CHECK_FALSE(d::parse_prelogin("\x01\x00\x0b\x00\x01\x01\x00\x0b\x00\x01\xff\x00"s));  // twice
 
   CHECK(d::tds_encryption_name(2) == "ENCRYPT_NOT_SUP (0x02)");
   CHECK(d::tds_encryption_name(0x81) == "ENCRYPT_ON with ENCRYPT_CLIENT_CERT (0x81)");

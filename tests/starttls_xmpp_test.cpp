@@ -45,26 +45,25 @@ Prosody start_prosody(bool with_tls) {
     const std::uint16_t c2s = getcert::test::free_port();
     const std::uint16_t s2s = getcert::test::free_port();
     if (c2s == s2s) continue;
-    std::string conf = "pidfile = \"" + (*dir / "prosody.pid") + "\"\ndata_path = \"" +
-                       dir->path().string() +
-                       "\"\n"
-                       "run_as_root = true\n"  // CI runs as root; harmless otherwise
-                       "certificates = \"" +
-                       (*dir / "certs") +  // not /etc/prosody/certs
-                       "\"\nmodules_enabled = { " +
-                       (with_tls ? "\"tls\"; " : "") +
-                       "\"dialback\"; \"saslauth\"; \"disco\" }\n"
-                       "modules_disabled = { \"posix\"" +
-                       (with_tls ? "" : "; \"tls\"") +
-                       " }\n"
-                       "c2s_ports = { " +
-                       std::to_string(c2s) + " }\nc2s_interfaces = { \"127.0.0.1\" }\ns2s_ports = { " +
-                       std::to_string(s2s) +
-                       " }\ns2s_interfaces = { \"127.0.0.1\" }\n"
-                       "c2s_direct_tls_ports = { }\nlegacy_ssl_ports = { }\nhttp_ports = { }\n"
-                       "https_ports = { }\ncomponent_ports = { }\n"
-                       "log = { info = \"*console\" }\n"
-                       "storage = \"internal\"\nauthentication = \"internal_hashed\"\n";
+    std::string conf =
+        "pidfile = \"" + (*dir / "prosody.pid") + "\"\ndata_path = \"" + dir->path().string() +
+        "\"\n"
+        "run_as_root = true\n"  // CI runs as root; harmless otherwise
+        "certificates = \"" +
+        (*dir / "certs") +  // not /etc/prosody/certs
+        "\"\nmodules_enabled = { " + (with_tls ? "\"tls\"; " : "") +
+        "\"dialback\"; \"saslauth\"; \"disco\" }\n"
+        "modules_disabled = { \"posix\"" +
+        (with_tls ? "" : "; \"tls\"") +
+        " }\n"
+        "c2s_ports = { " +
+        std::to_string(c2s) + " }\nc2s_interfaces = { \"127.0.0.1\" }\ns2s_ports = { " +
+        std::to_string(s2s) +
+        " }\ns2s_interfaces = { \"127.0.0.1\" }\n"
+        "c2s_direct_tls_ports = { }\nlegacy_ssl_ports = { }\nhttp_ports = { }\n"
+        "https_ports = { }\ncomponent_ports = { }\n"
+        "log = { info = \"*console\" }\n"
+        "storage = \"internal\"\nauthentication = \"internal_hashed\"\n";
     if (!with_tls) {
       // Else prosody ends a stream it cannot encrypt with a stream error instead of features.
       conf +=
@@ -91,9 +90,9 @@ Prosody start_prosody(bool with_tls) {
 }
 
 std::string s_client_xmpp(const char* protocol, std::uint16_t port, const std::string& domain) {
-  return getcert::test::certificate_blocks(getcert::test::openssl(
-      {"s_client", "-starttls", protocol, "-xmpphost", domain, "-connect",
-       "127.0.0.1:" + std::to_string(port), "-showcerts"}));
+  return getcert::test::certificate_blocks(
+      getcert::test::openssl({"s_client", "-starttls", protocol, "-xmpphost", domain, "-connect",
+                              "127.0.0.1:" + std::to_string(port), "-showcerts"}));
 }
 
 }  // namespace
@@ -121,22 +120,23 @@ TEST_CASE("XMPP: c2s and s2s with prosody give the chain openssl s_client -start
   }
 }
 
-TEST_CASE("XMPP: --starttls-name is the stream's domain; a domain prosody does not serve is "
-          "its stream error",
-          "[fetch][cli]") {
+TEST_CASE(
+    "XMPP: --starttls-name is the stream's domain; a domain prosody does not serve is "
+    "its stream error",
+    "[fetch][cli]") {
   if (!have_prosody()) GETCERT_SKIP("prosody is not installed");
   const auto prosody = start_prosody(/*with_tls=*/true);
   const std::string ip_target = "127.0.0.1:" + std::to_string(prosody.c2s);
 
   // An IP address is no XMPP domain: the name comes from --starttls-name.
-  const auto served = run_getcert(
-      {"--starttls", "xmpp", "--starttls-name", "rsa.test", ip_target, "--ca-file", pki("root.pem")});
+  const auto served = run_getcert({"--starttls", "xmpp", "--starttls-name", "rsa.test", ip_target,
+                                   "--ca-file", pki("root.pem")});
   INFO(getcert::test::explain(served));
   CHECK(served.exit_code == 0);
   CHECK(served.out == getcert::test::read_file(pki("rsa-chain.pem")));
 
-  const auto unknown = run_getcert({"--starttls", "xmpp", "--starttls-name", "nope.test",
-                                    ip_target, "--ca-file", pki("root.pem")});
+  const auto unknown = run_getcert({"--starttls", "xmpp", "--starttls-name", "nope.test", ip_target,
+                                    "--ca-file", pki("root.pem")});
   INFO(getcert::test::explain(unknown));
   CHECK(unknown.exit_code == 4);
   CHECK(unknown.out.empty());
@@ -158,8 +158,7 @@ TEST_CASE("XMPP: a server without STARTTLS in its stream features is exit 4 nami
                         Contains("mechanisms"));
 }
 
-TEST_CASE("XMPP: an IP address without --starttls-name, and bad names, are usage errors",
-          "[cli]") {
+TEST_CASE("XMPP: an IP address without --starttls-name, and bad names, are usage errors", "[cli]") {
   // Nothing listens on the port: exit 2 proves nothing was dialed.
   const std::string target = "127.0.0.1:" + std::to_string(getcert::test::closed_port());
   const auto ip = run_getcert({"--starttls", "xmpp", target});

@@ -359,9 +359,8 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
   SSL* ssl = out.ssl.get();
   BIO* socket_bio = BIO_new_socket(conn->fd.get(), BIO_NOCLOSE);
   // What TLS reads and writes: the socket, or a framing on top of it (TDS for mssql).
-  BIO* bio = socket_bio == nullptr
-                 ? nullptr
-                 : detail::handshake_transport(options.starttls, socket_bio);
+  BIO* bio =
+      socket_bio == nullptr ? nullptr : detail::handshake_transport(options.starttls, socket_bio);
   if (ssl == nullptr || bio == nullptr) {
     BIO_free_all(bio != nullptr ? bio : socket_bio);
     return fail(Errc::internal, "cannot create TLS session", detail::drain_errors());
@@ -405,8 +404,7 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     const std::string openssl_detail = detail::drain_errors();
     if (const std::string framing = detail::handshake_transport_failure(options.starttls, bio);
         !framing.empty()) {
-      return fail(Errc::not_tls, target + ": " + framing,
-                  openssl_detail);
+      return fail(Errc::not_tls, target + ": " + framing, openssl_detail);
     }
     // A server that wanted a client certificate and refused what it got (or nothing) has
     // already shown its chain: that chain is still the result, with the refusal recorded.

@@ -22,8 +22,8 @@ tl::unexpected<Error> malformed(const std::string& why) {
 MysqlPacketHeader parse_mysql_packet_header(std::string_view four_bytes) {
   MysqlPacketHeader h;
   if (four_bytes.size() < 4) return h;
-  h.length = byte_at(four_bytes, 0) | (byte_at(four_bytes, 1) << 8U) |
-             (byte_at(four_bytes, 2) << 16U);
+  h.length =
+      byte_at(four_bytes, 0) | (byte_at(four_bytes, 1) << 8U) | (byte_at(four_bytes, 2) << 16U);
   h.sequence = static_cast<std::uint8_t>(byte_at(four_bytes, 3));
   return h;
 }
@@ -43,8 +43,7 @@ Result<MysqlGreeting> parse_mysql_greeting(std::string_view p) {
     return g;
   }
   if (protocol == 9) {
-    return fail(Errc::unsupported,
-                "speaks MySQL protocol 9 (MySQL before 3.21), which has no SSL");
+    return fail(Errc::unsupported, "speaks MySQL protocol 9 (MySQL before 3.21), which has no SSL");
   }
   if (protocol != 10) {
     return malformed("protocol version " + std::to_string(protocol) + ", expected 10");

@@ -191,8 +191,7 @@ Result<void> check_starttls_options(const ConnectOptions& options, const Endpoin
                       quote_peer(name) + ")");
     }
   }
-  const bool xmpp =
-      options.starttls == StartTls::xmpp || options.starttls == StartTls::xmpp_server;
+  const bool xmpp = options.starttls == StartTls::xmpp || options.starttls == StartTls::xmpp_server;
   if (xmpp && name.empty() && endpoint.is_ip) {
     return fail(Errc::invalid_argument,
                 "--starttls xmpp to an IP address needs --starttls-name: the XMPP domain the "

@@ -29,10 +29,9 @@ Result<void> mssql_preamble(LineChannel& ch) {
     }
     const std::size_t size = header->length - kTdsHeaderSize;
     if (size > kMaxPreloginAnswer - message.size()) {
-      return tl::unexpected(
-          ch.peer_fault({Errc::limit_exceeded, "sent a PRELOGIN answer over " +
-                                                   std::to_string(kMaxPreloginAnswer / 1024) +
-                                                   " KiB"}));
+      return tl::unexpected(ch.peer_fault(
+          {Errc::limit_exceeded,
+           "sent a PRELOGIN answer over " + std::to_string(kMaxPreloginAnswer / 1024) + " KiB"}));
     }
     auto payload = ch.read_bytes(size);
     if (!payload) return tl::unexpected(payload.error());

@@ -18,10 +18,9 @@ Result<void> mysql_preamble(LineChannel& ch) {
                                                    "(it sent " + quote_peer(*head) + ")"});
   }
   if (header.length > kMaxMysqlGreeting) {
-    return tl::unexpected(
-        ch.peer_fault({Errc::limit_exceeded, "sent a first packet over " +
-                                                 std::to_string(kMaxMysqlGreeting / 1024) +
-                                                 " KiB"}));
+    return tl::unexpected(ch.peer_fault(
+        {Errc::limit_exceeded,
+         "sent a first packet over " + std::to_string(kMaxMysqlGreeting / 1024) + " KiB"}));
   }
   auto payload = ch.read_bytes(header.length);
   if (!payload) return tl::unexpected(payload.error());
@@ -33,10 +32,9 @@ Result<void> mysql_preamble(LineChannel& ch) {
     return tl::unexpected(ch.peer_fault(greeting.error()));
   }
   if (greeting->refused) {
-    return tl::unexpected(
-        Error{Errc::not_tls, ch.peer() + " refused the connection: error " +
-                                 std::to_string(greeting->error_code) + " " +
-                                 quote_peer(greeting->error_message)});
+    return tl::unexpected(Error{Errc::not_tls, ch.peer() + " refused the connection: error " +
+                                                   std::to_string(greeting->error_code) + " " +
+                                                   quote_peer(greeting->error_message)});
   }
   if ((greeting->capabilities & kMysqlSsl) == 0) {
     return tl::unexpected(Error{

@@ -72,9 +72,9 @@ Result<void> xmpp_preamble(LineChannel& ch, const std::string& domain, bool serv
   // Stream features come first in practice; anything else before them is skipped, within limits.
   for (int skipped = 0;; ++skipped) {
     if (skipped == kMaxReplyLines) {
-      return tl::unexpected(ch.peer_fault(
-          {Errc::limit_exceeded, "sent " + std::to_string(kMaxReplyLines) +
-                                     " XMPP elements without its stream features"}));
+      return tl::unexpected(
+          ch.peer_fault({Errc::limit_exceeded, "sent " + std::to_string(kMaxReplyLines) +
+                                                   " XMPP elements without its stream features"}));
     }
     auto e = next_event(ch, reader);
     if (!e) return tl::unexpected(e.error());
@@ -86,9 +86,9 @@ Result<void> xmpp_preamble(LineChannel& ch, const std::string& domain, bool serv
         listed += (listed.empty() ? "" : ", ") + escape_name(f.local);
       }
       if (!offered) {
-        return tl::unexpected(declined(
-            ch, "does not offer STARTTLS (its stream features: " +
-                    (listed.empty() ? std::string("none") : listed) + ")"));
+        return tl::unexpected(declined(ch, "does not offer STARTTLS (its stream features: " +
+                                               (listed.empty() ? std::string("none") : listed) +
+                                               ")"));
       }
       break;
     }

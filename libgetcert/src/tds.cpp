@@ -128,7 +128,7 @@ Result<PreloginAnswer> parse_prelogin(std::string_view p) {
 
 std::string tds_encryption_name(std::uint8_t value) {
   const std::array<const char*, 4> names{"ENCRYPT_OFF", "ENCRYPT_ON", "ENCRYPT_NOT_SUP",
-                                          "ENCRYPT_REQ"};
+                                         "ENCRYPT_REQ"};
   const auto base = static_cast<std::uint8_t>(value & ~kTdsEncryptClientCert);
   if (base > kTdsEncryptReq) return hex_byte(value) + " (unknown)";
   std::string name = names[base];

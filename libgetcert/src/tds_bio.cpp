@@ -99,8 +99,8 @@ int framing_read(BIO* b, char* out, std::size_t size, std::size_t* read) {
   for (;;) {
     if (f.payload_left == 0) {
       std::size_t n = 0;
-      if (BIO_read_ex(next, f.header.data() + f.header_have, f.header.size() - f.header_have,
-                      &n) <= 0) {
+      if (BIO_read_ex(next, f.header.data() + f.header_have, f.header.size() - f.header_have, &n) <=
+          0) {
         BIO_copy_next_retry(b);
         return 0;
       }

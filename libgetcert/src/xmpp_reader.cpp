@@ -120,7 +120,8 @@ Result<std::pair<std::string_view, std::vector<Attribute>>> parse_start_tag(std:
     const std::size_t before = i;
     while (i < s.size() && is_space(s[i])) ++i;
     if (i == s.size()) break;
-    if (i == before) return malformed("no space before an attribute of <" + std::string(name) + ">");
+    if (i == before)
+      return malformed("no space before an attribute of <" + std::string(name) + ">");
     const std::size_t start = i;
     while (i < s.size() && is_name_char(s[i])) ++i;
     const std::string_view attr = s.substr(start, i - start);
@@ -148,8 +149,8 @@ Result<std::size_t> XmppReader::take(std::string_view bytes) {
   std::size_t used = 0;
   while (used < bytes.size() && !ready_) {
     if (++event_bytes_ > kMaxXmppElement) {
-      return fail(Errc::limit_exceeded, "sent an XMPP element over " +
-                                            std::to_string(kMaxXmppElement / 1024) + " KiB");
+      return fail(Errc::limit_exceeded,
+                  "sent an XMPP element over " + std::to_string(kMaxXmppElement / 1024) + " KiB");
     }
     if (auto ok = feed(bytes.substr(used)); !ok) return tl::unexpected(ok.error());
     ++used;

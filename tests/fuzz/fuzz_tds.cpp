@@ -29,9 +29,9 @@ std::string expected_payloads(std::string_view wire, bool& failure) {
   std::size_t pos = 0;
   while (pos + 8 <= wire.size()) {
     const auto type = static_cast<unsigned char>(wire[pos]);
-    const std::size_t length = (static_cast<std::size_t>(static_cast<unsigned char>(wire[pos + 2]))
-                                << 8U) |
-                               static_cast<unsigned char>(wire[pos + 3]);
+    const std::size_t length =
+        (static_cast<std::size_t>(static_cast<unsigned char>(wire[pos + 2])) << 8U) |
+        static_cast<unsigned char>(wire[pos + 3]);
     if (type != 0x12 || length < 8) {
       failure = true;
       return out;
@@ -53,7 +53,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (auto answer = d::parse_prelogin(wire)) {
     if (answer->encryption) {
       const std::string name = d::tds_encryption_name(*answer->encryption);
-      require(!name.empty() && name.find('\n') == std::string::npos, "encryption names are one line");
+      require(!name.empty() && name.find('\n') == std::string::npos,
+              "encryption names are one line");
     }
     if (answer->version) require(!d::tds_version_text(*answer->version).empty(), "version text");
   }

@@ -26,7 +26,19 @@ namespace getcert {
 // Protocols that start in plain text and switch to TLS on request. xmpp_server is XMPP's
 // server-to-server stream (jabber:server); mysql covers MariaDB too; mssql is SQL Server's TDS
 // PRELOGIN, whose TLS handshake travels inside TDS packets.
-enum class StartTls { none, smtp, imap, pop3, ftp, postgres, ldap, xmpp, xmpp_server, mysql, mssql };
+enum class StartTls {
+  none,
+  smtp,
+  imap,
+  pop3,
+  ftp,
+  postgres,
+  ldap,
+  xmpp,
+  xmpp_server,
+  mysql,
+  mssql
+};
 
 // TLS protocol versions a handshake may negotiate.
 enum class TlsVersion { tls1_0, tls1_1, tls1_2, tls1_3 };

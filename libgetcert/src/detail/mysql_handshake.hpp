@@ -32,7 +32,7 @@ struct MysqlGreeting {
   std::uint16_t error_code = 0;
   std::string error_message;
 
-  std::string server_version;     // "10.11.6-MariaDB-0+deb12u1", "8.0.36"
+  std::string server_version;      // "10.11.6-MariaDB-0+deb12u1", "8.0.36"
   std::uint32_t capabilities = 0;  // the lower 16 bits, and the upper 16 when the server sent them
   std::uint8_t charset = 0;        // the server's default collation id; 0 when not sent
 };

@@ -45,9 +45,9 @@ struct XmppEvent {
   enum class Kind { stream_start, element, stream_end };
   Kind kind = Kind::element;
   XmppName name;
-  std::string version;               // stream_start: the header's version attribute
-  std::vector<XmppName> children;    // element: its direct children, in order
-  std::string text;                  // element: character data of a direct child named "text"
+  std::string version;             // stream_start: the header's version attribute
+  std::vector<XmppName> children;  // element: its direct children, in order
+  std::string text;                // element: character data of a direct child named "text"
 };
 
 class XmppReader {
@@ -65,7 +65,7 @@ class XmppReader {
  private:
   enum class Mode { text, markup };
   struct Open {
-    std::string qname;                                      // as written, for the end tag
+    std::string qname;                                     // as written, for the end tag
     std::vector<std::pair<std::string, std::string>> nss;  // prefix -> URI declared here
   };
 
