@@ -1,7 +1,5 @@
 #include "detail/tds.hpp"
 
-#include <cstdio>
-
 namespace getcert::detail {
 namespace {
 
@@ -26,12 +24,6 @@ void put_be16(std::string& out, std::size_t value) {
 
 tl::unexpected<Error> malformed(const std::string& why) {
   return fail(Errc::malformed_input, "sent a malformed PRELOGIN answer (" + why + ")");
-}
-
-std::string hex_byte(std::uint8_t value) {
-  std::array<char, 8> buf{};
-  std::snprintf(buf.data(), buf.size(), "0x%02x", value);
-  return buf.data();
 }
 
 }  // namespace
@@ -104,9 +96,9 @@ Result<PreloginAnswer> parse_prelogin(std::string_view p) {
     const std::size_t length = be16(p, pos + 3);
     pos += kOptionEntrySize;
     if (offset > p.size() || length > p.size() - offset) {
-      return malformed("option " + hex_byte(token) + " lies outside the message");
+      return malformed("option " + tds_byte_text(token) + " lies outside the message");
     }
-    if (seen[token]) return malformed("option " + hex_byte(token) + " appears twice");
+    if (seen[token]) return malformed("option " + tds_byte_text(token) + " appears twice");
     seen[token] = true;
     const std::string_view value = p.substr(offset, length);
     if (token == kOptEncryption) {
@@ -130,10 +122,15 @@ std::string tds_encryption_name(std::uint8_t value) {
   const std::array<const char*, 4> names{"ENCRYPT_OFF", "ENCRYPT_ON", "ENCRYPT_NOT_SUP",
                                          "ENCRYPT_REQ"};
   const auto base = static_cast<std::uint8_t>(value & ~kTdsEncryptClientCert);
-  if (base > kTdsEncryptReq) return hex_byte(value) + " (unknown)";
+  if (base > kTdsEncryptReq) return tds_byte_text(value) + " (unknown)";
   std::string name = names[base];
   if ((value & kTdsEncryptClientCert) != 0) name += " with ENCRYPT_CLIENT_CERT";
-  return name + " (" + hex_byte(value) + ")";
+  return name + " (" + tds_byte_text(value) + ")";
+}
+
+std::string tds_byte_text(std::uint8_t value) {
+  constexpr std::string_view kDigits = "0123456789abcdef";
+  return std::string("0x") + kDigits[value >> 4U] + kDigits[value & 0x0FU];
 }
 
 std::string tds_version_text(const std::array<std::uint16_t, 4>& v) {

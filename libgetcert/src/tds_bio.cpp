@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <string>
 
 #include "detail/tds.hpp"
@@ -74,12 +73,6 @@ int framing_write(BIO* b, const char* data, std::size_t len, std::size_t* writte
   return rc;
 }
 
-std::string hex_byte(std::uint8_t value) {
-  std::array<char, 8> buf{};
-  std::snprintf(buf.data(), buf.size(), "0x%02x", value);
-  return buf.data();
-}
-
 int framing_read(BIO* b, char* out, std::size_t size, std::size_t* read) {
   Framing& f = *framing_of(b);
   BIO* next = BIO_next(b);
@@ -113,7 +106,7 @@ int framing_read(BIO* b, char* out, std::size_t size, std::size_t* read) {
         return 0;
       }
       if (header->type != kTdsPrelogin) {
-        f.failure = "sent a TDS packet of type " + hex_byte(header->type) +
+        f.failure = "sent a TDS packet of type " + tds_byte_text(header->type) +
                     " during the TLS handshake, which travels in PRELOGIN packets (0x12)";
         return 0;
       }

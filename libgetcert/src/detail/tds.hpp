@@ -65,6 +65,8 @@ Result<PreloginAnswer> parse_prelogin(std::string_view payload);
 
 // "ENCRYPT_NOT_SUP (0x02)", "ENCRYPT_ON with ENCRYPT_CLIENT_CERT (0x81)", "0x07 (unknown)".
 std::string tds_encryption_name(std::uint8_t value);
+// "0x04": a byte of a TDS message, for messages.
+std::string tds_byte_text(std::uint8_t value);
 // "16.0.1000.6": the SQL Server version as its documentation writes it.
 std::string tds_version_text(const std::array<std::uint16_t, 4>& version);
 
