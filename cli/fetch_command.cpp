@@ -40,6 +40,7 @@ struct FetchArgs {
   std::string out_dir;
   bool force = false;
   StartTls starttls = StartTls::none;
+  std::string starttls_name;
   std::string proxy;
   std::string tls_min;
   std::string tls_max;
@@ -78,6 +79,14 @@ std::uint16_t default_port(StartTls protocol) {
       return 5432;
     case StartTls::ldap:
       return 389;
+    case StartTls::xmpp:
+      return 5222;
+    case StartTls::xmpp_server:
+      return 5269;
+    case StartTls::mysql:
+      return 3306;
+    case StartTls::mssql:
+      return 1433;
     case StartTls::lmtp:
       return 24;
     case StartTls::nntp:
@@ -90,6 +99,12 @@ std::uint16_t default_port(StartTls protocol) {
       break;
   }
   return 443;
+}
+
+// The protocols whose preamble announces a name (--starttls-name).
+bool announces_name(StartTls protocol) {
+  return protocol == StartTls::smtp || protocol == StartTls::lmtp || protocol == StartTls::xmpp ||
+         protocol == StartTls::xmpp_server;
 }
 
 std::vector<std::string> split_commas(const std::string& list) {
@@ -221,18 +236,31 @@ class FetchCommand final : public Command {
     with_choices(cmd->add_option("--starttls", args_.starttls,
                                  "Speak this protocol in plain text first, then switch to TLS "
                                  "(default port: smtp 25, imap 143, pop3 110, ftp 21, "
-                                 "postgres 5432, ldap 389, lmtp 24, nntp 119, sieve 4190, "
-                                 "irc 6667)"),
+                                 "postgres 5432, ldap 389, xmpp 5222, xmpp-server 5269, "
+                                 "mysql 3306 (also MariaDB), mssql 1433 (SQL Server), lmtp 24, "
+                                 "nntp 119, sieve 4190, irc 6667)"),
                  std::map<std::string, StartTls>{{"smtp", StartTls::smtp},
                                                  {"imap", StartTls::imap},
                                                  {"pop3", StartTls::pop3},
                                                  {"ftp", StartTls::ftp},
                                                  {"postgres", StartTls::postgres},
                                                  {"ldap", StartTls::ldap},
+                                                 {"xmpp", StartTls::xmpp},
+                                                 {"xmpp-server", StartTls::xmpp_server},
+                                                 {"mysql", StartTls::mysql},
+                                                 {"mssql", StartTls::mssql},
                                                  {"lmtp", StartTls::lmtp},
                                                  {"nntp", StartTls::nntp},
                                                  {"sieve", StartTls::sieve},
                                                  {"irc", StartTls::irc}});
+    starttls_name_ =
+        cmd->add_option(
+               "--starttls-name", args_.starttls_name,
+               "The name the STARTTLS preamble announces: the XMPP domain (default: the "
+               "host; needed for an IP address) and the SMTP EHLO / LMTP LHLO name (default: the "
+               "local "
+               "address, e.g. [192.0.2.1]); changes neither SNI nor the verified name (--sni does)")
+            ->needs("--starttls");
     add_verify_options(cmd, args_.verify, /*online=*/true);
     cmd->add_flag("-k,--insecure", args_.insecure,
                   "Output the chain even when verification fails (exit 0; the verdict is still "
@@ -329,6 +357,14 @@ class FetchCommand final : public Command {
     o.connect.send_sni = !args_.no_sni;
     o.connect.alpn = split_commas(args_.alpn);
     o.connect.starttls = args_.starttls;
+    if (starttls_name_->count() > 0 && args_.starttls_name.empty()) {
+      return fail(Errc::invalid_argument, "--starttls-name needs a name");
+    }
+    if (!args_.starttls_name.empty() && !announces_name(args_.starttls)) {
+      return fail(Errc::invalid_argument,
+                  "--starttls-name is used only by --starttls smtp, lmtp, xmpp and xmpp-server");
+    }
+    o.connect.starttls_name = args_.starttls_name;
     o.connect.proxy = args_.proxy;
     o.connect.tls_min = tls_version_arg(args_.tls_min);
     o.connect.tls_max = tls_version_arg(args_.tls_max);
@@ -474,6 +510,7 @@ class FetchCommand final : public Command {
 
   FetchArgs args_;
   VerifySettings settings_;
+  CLI::Option* starttls_name_ = nullptr;
 };
 
 }  // namespace

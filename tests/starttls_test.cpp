@@ -29,7 +29,8 @@ struct StartTlsServer {
   std::uint16_t port;
 };
 
-StartTlsServer start(const std::string& protocol, bool refuse = false) {
+StartTlsServer start(const std::string& protocol, bool refuse = false,
+                     const std::string& expect_ehlo = {}) {
   for (int attempt = 0; attempt < 5; ++attempt) {
     const std::uint16_t port = getcert::test::free_port();
     std::vector<std::string> argv{"python3",
@@ -39,6 +40,7 @@ StartTlsServer start(const std::string& protocol, bool refuse = false) {
                                   pki("rsa-chain.pem"),
                                   pki("rsa.key")};
     if (refuse) argv.emplace_back("--refuse");
+    if (!expect_ehlo.empty()) argv.insert(argv.end(), {"--expect-ehlo", expect_ehlo});
     getcert::test::SpawnOptions options;
     options.die_with_parent = true;
     Process p = Process::spawn(argv, options);
@@ -167,4 +169,31 @@ TEST_CASE("STARTTLS: an LDAP server without TLS declines, quoting its result and
   // slapd without TLS settings does not know the StartTLS operation.
   CHECK_THAT(r.err, Contains("LDAP server declined StartTLS: result 2 (protocolError)") &&
                         Contains("unsupported extended operation"));
+}
+
+TEST_CASE("STARTTLS: SMTP's EHLO names the local address, or --starttls-name", "[fetch][cli]") {
+  const std::string expected = getcert::test::read_file(pki("rsa-chain.pem"));
+  // By default an address literal (RFC 5321 4.1.3): no DNS needed, accepted by strict servers.
+  auto literal = start("smtp", false, "[127.0.0.1]");
+  const auto by_default =
+      run_getcert({"--starttls", "smtp", "127.0.0.1:" + std::to_string(literal.port), "--ca-file",
+                   pki("root.pem")});
+  INFO(getcert::test::explain(by_default));
+  CHECK(by_default.exit_code == 0);
+  CHECK(by_default.out == expected);
+
+  auto named = start("smtp", false, "client.example.org");
+  const auto with_name =
+      run_getcert({"--starttls", "smtp", "--starttls-name", "client.example.org",
+                   "localhost:" + std::to_string(named.port), "--ca-file", pki("root.pem")});
+  INFO(getcert::test::explain(with_name));
+  CHECK(with_name.exit_code == 0);
+  CHECK(with_name.out == expected);
+
+  // The server checks: another name is its 501, quoted.
+  const auto other =
+      run_getcert({"--starttls", "smtp", "--starttls-name", "other.example.org",
+                   "localhost:" + std::to_string(named.port), "--ca-file", pki("root.pem")});
+  CHECK(other.exit_code == 4);
+  CHECK_THAT(other.err, Contains("501") && Contains("got: EHLO other.example.org"));
 }

@@ -327,6 +327,9 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
   auto ctx = make_client_context(options);
   if (!ctx) return tl::unexpected(ctx.error());
 
+  if (auto ok = detail::check_starttls_options(options, endpoint); !ok) {
+    return tl::unexpected(ok.error());
+  }
   std::optional<detail::ProxyUrl> proxy;
   if (!options.proxy.empty()) {
     auto parsed_proxy = detail::parse_proxy_url(options.proxy);
@@ -337,8 +340,7 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
       proxy ? detail::dial_via_proxy(*proxy, endpoint, deadline, options.connect_timeout)
             : detail::dial_tcp(endpoint.host, endpoint.port, deadline, options.connect_timeout);
   if (!conn) return tl::unexpected(conn.error());
-  if (auto upgraded =
-          detail::negotiate_starttls(options.starttls, conn->fd.get(), endpoint.host, deadline);
+  if (auto upgraded = detail::negotiate_starttls(options, conn->fd.get(), endpoint, deadline);
       !upgraded) {
     Error e = upgraded.error();
     e.message = target + ": " + e.message;
@@ -357,6 +359,17 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
   out.ssl.reset(SSL_new(ctx->get()));
   SSL* ssl = out.ssl.get();
   internal::BioPtr owned_bio(BIO_new_socket(conn->fd.get(), BIO_NOCLOSE));
+  // What TLS reads and writes: the socket, or a framing pushed on top of it (TDS for mssql),
+  // which then owns the socket BIO.
+  if (owned_bio) {
+    BIO* transport = detail::handshake_transport(options.starttls, owned_bio.get());
+    if (transport == nullptr) {
+      owned_bio.reset();
+    } else if (transport != owned_bio.get()) {
+      static_cast<void>(owned_bio.release());
+      owned_bio.reset(transport);
+    }
+  }
   if (ssl == nullptr || !owned_bio) {
     return fail(Errc::internal, "cannot create TLS session", internal::drain_errors());
   }
@@ -398,6 +411,10 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
       continue;
     }
     const std::string openssl_detail = internal::drain_errors();
+    if (const std::string framing = detail::handshake_transport_failure(options.starttls, bio);
+        !framing.empty()) {
+      return fail(Errc::not_tls, target + ": " + framing, openssl_detail);
+    }
     // A server that wanted a client certificate and refused what it got (or nothing) has
     // already shown its chain: that chain is still the result, with the refusal recorded.
     if (client_cert.requested && sk_X509_num(SSL_get_peer_cert_chain(ssl)) > 0) {
@@ -416,6 +433,7 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
         classify_handshake_failure(err, saved_errno, peer, target, openssl_detail));
   }
 
+  detail::end_handshake_transport(options.starttls, bio);
   if (!refused && client_cert.requested && SSL_version(ssl) == TLS1_3_VERSION) {
     refused = refused_after_finished(ssl, conn->fd.get(),
                                      std::min(deadline, Clock::now() + kClientCertVerdictWait),

@@ -74,6 +74,35 @@ Result<std::string> LineChannel::read_line() {
   return line.pop();
 }
 
+Result<void> LineChannel::read_into(
+    const std::function<Result<std::size_t>(std::string_view)>& take,
+    const std::function<bool()>& complete) {
+  std::array<char, 1024> buf{};
+  while (!complete()) {
+    if (Clock::now() >= deadline_) return tl::unexpected(timed_out());
+    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_PEEK);
+    if (n > 0) {
+      auto took = take(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+      if (!took && took.error().code == Errc::not_tls) {
+        return fail(Errc::not_tls, peer_ + " " + took.error().message);
+      }
+      if (!took) return tl::unexpected(peer_fault(took.error()));
+      if (*took == 0) {
+        if (complete()) break;
+        return fail(Errc::internal, "a reader of " + exchange_ + " stalled on its input");
+      }
+      const ssize_t consumed = ::recv(fd_, buf.data(), *took, 0);
+      if (consumed != static_cast<ssize_t>(*took)) return tl::unexpected(io_failure());
+      continue;
+    }
+    if (n == 0) return tl::unexpected(closed());
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return tl::unexpected(io_failure());
+    if (auto ok = wait(POLLIN); !ok) return tl::unexpected(ok.error());
+  }
+  return {};
+}
+
 Result<std::string> LineChannel::read_bytes(std::size_t count) {
   std::string out;
   std::array<char, 256> buf{};

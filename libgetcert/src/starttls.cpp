@@ -1,15 +1,20 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <string_view>
 
 #include "detail/line_channel.hpp"
 #include "detail/replies.hpp"
 #include "detail/starttls.hpp"
 #include "detail/starttls_protocols.hpp"
+#include "detail/tds.hpp"
 
 namespace getcert::detail {
 namespace {
@@ -40,11 +45,35 @@ Result<std::string> smtp_reply(LineChannel& ch) {
   return reply.last();
 }
 
-Result<void> smtp(LineChannel& ch) {
+// The name a client announces in EHLO when none is given: its own address as an address literal
+// (RFC 5321 4.1.3), which needs no DNS and which strict servers accept, unlike a bare host name.
+std::string local_address_literal(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  std::array<char, INET6_ADDRSTRLEN> text{};
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    if (ss.ss_family == AF_INET) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
+      if (inet_ntop(AF_INET, &in->sin_addr, text.data(), text.size()) != nullptr) {
+        return "[" + std::string(text.data()) + "]";
+      }
+    } else if (ss.ss_family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+      if (inet_ntop(AF_INET6, &in6->sin6_addr, text.data(), text.size()) != nullptr) {
+        return "[IPv6:" + std::string(text.data()) + "]";
+      }
+    }
+  }
+  return "[127.0.0.1]";
+}
+
+// SMTP (RFC 3207) and LMTP (RFC 2033, SMTP with LHLO in place of EHLO): `hello` is "EHLO" or
+// "LHLO", `name` what it announces.
+Result<void> smtp(LineChannel& ch, const char* hello, const std::string& name) {
   auto greeting = smtp_reply(ch);
   if (!greeting) return tl::unexpected(greeting.error());
   if (!starts_with(*greeting, "220")) return tl::unexpected(refused(ch, *greeting));
-  if (auto ok = ch.send("EHLO getcert\r\n"); !ok) return ok;
+  if (auto ok = ch.send(std::string(hello) + " " + name + "\r\n"); !ok) return ok;
   auto ehlo = smtp_reply(ch);
   if (!ehlo) return tl::unexpected(ehlo.error());
   if (!starts_with(*ehlo, "250")) return tl::unexpected(refused(ch, *ehlo));
@@ -145,40 +174,50 @@ Result<void> ldap(LineChannel& ch) {
   return {};
 }
 
-// The name LMTP's LHLO announces: the same local name SMTP's EHLO uses. The one place that
-// chooses it, so ConnectOptions can set it (--starttls-name) by changing only this function.
-std::string lhlo_name() { return "getcert"; }
-
-// LMTP (RFC 2033) is SMTP with LHLO in place of EHLO, and STARTTLS (RFC 3207) the same way.
-Result<void> lmtp(LineChannel& ch) {
-  auto greeting = smtp_reply(ch);
-  if (!greeting) return tl::unexpected(greeting.error());
-  if (!starts_with(*greeting, "220")) return tl::unexpected(refused(ch, *greeting));
-  if (auto ok = ch.send("LHLO " + lhlo_name() + "\r\n"); !ok) return ok;
-  auto lhlo = smtp_reply(ch);
-  if (!lhlo) return tl::unexpected(lhlo.error());
-  if (!starts_with(*lhlo, "250")) return tl::unexpected(refused(ch, *lhlo));
-  if (auto ok = ch.send("STARTTLS\r\n"); !ok) return ok;
-  auto go = smtp_reply(ch);
-  if (!go) return tl::unexpected(go.error());
-  if (!starts_with(*go, "220")) return tl::unexpected(refused(ch, *go));
-  return {};
+// Characters --starttls-name may not hold: they would end the SMTP command or break out of the
+// XML attribute it goes into.
+bool is_forbidden_in_name(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u <= 0x20 || u >= 0x7F || c == '"' || c == '\'' || c == '<' || c == '>' || c == '&';
 }
 
 }  // namespace
 
-Result<void> negotiate_starttls(StartTls protocol, int fd, const std::string& /*host*/,
+Result<void> check_starttls_options(const ConnectOptions& options, const Endpoint& endpoint) {
+  const std::string& name = options.starttls_name;
+  if (!name.empty()) {
+    if (name.size() > 255 || std::any_of(name.begin(), name.end(), is_forbidden_in_name)) {
+      return fail(Errc::invalid_argument,
+                  "--starttls-name takes a name of at most 255 printable ASCII characters "
+                  "without spaces, quotes, '<', '>' or '&' (got " +
+                      quote_peer(name) + ")");
+    }
+  }
+  const bool xmpp = options.starttls == StartTls::xmpp || options.starttls == StartTls::xmpp_server;
+  if (xmpp && name.empty() && endpoint.is_ip) {
+    return fail(Errc::invalid_argument,
+                "--starttls xmpp to an IP address needs --starttls-name: the XMPP domain the "
+                "stream is for (" +
+                    endpoint.host + " is not a domain)");
+  }
+  return {};
+}
+
+Result<void> negotiate_starttls(const ConnectOptions& options, int fd, const Endpoint& endpoint,
                                 Clock::time_point deadline) {
+  const std::string& name = options.starttls_name;
   struct Preamble {
-    const char* server;
-    Result<void> (*run)(LineChannel&);
+    const char* server = nullptr;
+    std::function<Result<void>(LineChannel&)> run;
   };
-  Preamble preamble{};
-  switch (protocol) {
+  Preamble preamble;
+  switch (options.starttls) {
     case StartTls::none:
       return {};
     case StartTls::smtp:
-      preamble = {"SMTP server", smtp};
+      preamble = {"SMTP server", [&](LineChannel& ch) {
+                    return smtp(ch, "EHLO", name.empty() ? local_address_literal(fd) : name);
+                  }};
       break;
     case StartTls::imap:
       preamble = {"IMAP server", imap};
@@ -195,8 +234,23 @@ Result<void> negotiate_starttls(StartTls protocol, int fd, const std::string& /*
     case StartTls::ldap:
       preamble = {"LDAP server", ldap};
       break;
+    case StartTls::xmpp:
+    case StartTls::xmpp_server:
+      preamble = {"XMPP server", [&](LineChannel& ch) {
+                    return xmpp_preamble(ch, name.empty() ? endpoint.host : name,
+                                         options.starttls == StartTls::xmpp_server);
+                  }};
+      break;
+    case StartTls::mysql:
+      preamble = {"MySQL server", mysql_preamble};
+      break;
+    case StartTls::mssql:
+      preamble = {"SQL Server", mssql_preamble};
+      break;
     case StartTls::lmtp:
-      preamble = {"LMTP server", lmtp};
+      preamble = {"LMTP server", [&](LineChannel& ch) {
+                    return smtp(ch, "LHLO", name.empty() ? local_address_literal(fd) : name);
+                  }};
       break;
     case StartTls::nntp:
       preamble = {"NNTP server", nntp_starttls};
@@ -208,9 +262,23 @@ Result<void> negotiate_starttls(StartTls protocol, int fd, const std::string& /*
       preamble = {"IRC server", irc_starttls};
       break;
   }
-  if (preamble.run == nullptr) return {};
+  if (!preamble.run) return {};
   LineChannel ch(fd, deadline, preamble.server, "the STARTTLS exchange", Errc::not_tls);
   return preamble.run(ch);
+}
+
+BIO* handshake_transport(StartTls protocol, BIO* socket) {
+  return protocol == StartTls::mssql ? push_tds_framing(socket) : socket;
+}
+
+void end_handshake_transport(StartTls protocol, BIO* transport) {
+  if (protocol == StartTls::mssql) end_tds_framing(transport);
+}
+
+std::string handshake_transport_failure(StartTls protocol, BIO* transport) {
+  if (protocol != StartTls::mssql) return {};
+  const std::string why = tds_framing_failure(transport);
+  return why.empty() ? why : "SQL Server " + why;
 }
 
 }  // namespace getcert::detail

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A tiny STARTTLS server for tests: speaks the plain-text preamble of PROTO, then TLS.
 
-Usage: starttls_server.py PROTO PORT CHAIN.pem KEY.pem [--refuse]
-PROTO is smtp, imap, pop3, ftp or postgres. With --refuse it declines the upgrade.
+Usage: starttls_server.py PROTO PORT CHAIN.pem KEY.pem [--refuse] [--expect-ehlo NAME]
+PROTO is smtp, imap, pop3, ftp or postgres. With --refuse it declines the upgrade. With
+--expect-ehlo, an SMTP client that announces another name is answered 501 quoting it.
 Serves connections one after another until killed; prints "ready" once listening.
 """
 import socket
@@ -22,7 +23,7 @@ def lines(conn):
         yield line.rstrip(b"\r").decode("latin-1")
 
 
-def preamble(proto, conn, refuse):
+def preamble(proto, conn, refuse, expect_ehlo=None):
     """Returns True when the client asked for TLS and the server agreed."""
     send = conn.sendall
     if proto == "postgres":
@@ -34,7 +35,10 @@ def preamble(proto, conn, refuse):
     reader = lines(conn)
     if proto == "smtp":
         send(b"220-test.example ESMTP getcert-test\r\n220 ready\r\n")
-        next(reader)  # EHLO
+        ehlo = next(reader)
+        if expect_ehlo is not None and ehlo != f"EHLO {expect_ehlo}":
+            send(f"501 5.5.4 expected EHLO {expect_ehlo}, got: {ehlo}\r\n".encode())
+            return False
         send(b"250-test.example\r\n250-PIPELINING\r\n250 STARTTLS\r\n")
         next(reader)  # STARTTLS
         send(b"454 TLS not available\r\n" if refuse else b"220 go ahead\r\n")
@@ -56,6 +60,9 @@ def preamble(proto, conn, refuse):
 def main():
     proto, port, chain, key = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
     refuse = "--refuse" in sys.argv[5:]
+    expect_ehlo = None
+    if "--expect-ehlo" in sys.argv[5:]:
+        expect_ehlo = sys.argv[sys.argv.index("--expect-ehlo") + 1]
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(chain, key)
     listener = socket.socket()
@@ -67,7 +74,7 @@ def main():
         conn, _ = listener.accept()
         try:
             conn.settimeout(10)
-            if preamble(proto, conn, refuse):
+            if preamble(proto, conn, refuse, expect_ehlo):
                 with ctx.wrap_socket(conn, server_side=True) as tls:
                     tls.recv(1)  # wait for the client to finish and close
         except (OSError, StopIteration, ssl.SSLError):

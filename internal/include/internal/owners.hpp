@@ -51,6 +51,7 @@ inline void free_idn2_chars(char* p) { idn2_free(p); }
 GETCERT_OWNER(SslCtxPtr, SSL_CTX, SSL_CTX_free);
 GETCERT_OWNER(SslPtr, SSL, SSL_free);
 GETCERT_OWNER(BioPtr, BIO, free_bio);
+GETCERT_OWNER(BioMethodPtr, BIO_METHOD, BIO_meth_free);
 GETCERT_OWNER(X509Ptr, X509, X509_free);
 GETCERT_OWNER(X509StorePtr, X509_STORE, X509_STORE_free);
 GETCERT_OWNER(X509StoreCtxPtr, X509_STORE_CTX, X509_STORE_CTX_free);

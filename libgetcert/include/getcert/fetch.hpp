@@ -23,8 +23,26 @@
 
 namespace getcert {
 
-// Protocols that start in plain text and switch to TLS on request.
-enum class StartTls { none, smtp, imap, pop3, ftp, postgres, ldap, lmtp, nntp, sieve, irc };
+// Protocols that start in plain text and switch to TLS on request. xmpp_server is XMPP's
+// server-to-server stream (jabber:server); mysql covers MariaDB too; mssql is SQL Server's TDS
+// PRELOGIN, whose TLS handshake travels inside TDS packets.
+enum class StartTls {
+  none,
+  smtp,
+  imap,
+  pop3,
+  ftp,
+  postgres,
+  ldap,
+  xmpp,
+  xmpp_server,
+  mysql,
+  mssql,
+  lmtp,
+  nntp,
+  sieve,
+  irc
+};
 
 // TLS protocol versions a handshake may negotiate.
 enum class TlsVersion { tls1_0, tls1_1, tls1_2, tls1_3 };
@@ -45,6 +63,11 @@ struct ConnectOptions {
   bool send_sni = true;                             // false: never send SNI
   std::vector<std::string> alpn;                    // e.g. {"h2", "http/1.1"}
   StartTls starttls = StartTls::none;               // plain-text preamble before the handshake
+  // The name the preamble announces: the XMPP stream's `to` domain (default: the host; an IP
+  // address target needs one) and the SMTP EHLO name (default: the connection's local address
+  // as an address literal, "[192.0.2.1]"). Printable ASCII without spaces, quotes, '<', '>' or
+  // '&'. It changes neither the SNI nor the name verified (see sni and VerifyOptions::name).
+  std::string starttls_name;
   // Reach the target, and the AIA/OCSP/CRL servers of verification, through this proxy:
   // "http://[user:password@]host[:port]" (HTTP CONNECT, port 80 by default),
   // "socks5://[user:password@]host[:port]" (SOCKS5, getcert resolves the target and tries each

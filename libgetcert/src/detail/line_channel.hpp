@@ -5,6 +5,7 @@
 // line it returns: the TLS handshake that follows must find its first byte in the socket.
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -44,6 +45,13 @@ class LineChannel {
   // One line without its CR LF. Lines over kMaxReplyLine are refused (connect_failed).
   Result<std::string> read_line();
   Result<std::string> read_bytes(std::size_t count);
+  // Offers what has arrived to `take`, which returns how many bytes it used (at most those it
+  // was given; a failure ends the read, blamed on the peer: not_tls as it is, for a peer that
+  // speaks another protocol, anything else as peer_fault()), and consumes exactly those, until
+  // `complete()`: for framings other than lines (XML elements), with the same guarantee that
+  // nothing past the end is consumed.
+  Result<void> read_into(const std::function<Result<std::size_t>(std::string_view)>& take,
+                         const std::function<bool()>& complete);
 
   const std::string& peer() const noexcept { return peer_; }
   // A broken rule of the exchange (too many lines...), blamed on the peer: connect_failed, so

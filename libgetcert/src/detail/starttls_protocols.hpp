@@ -1,9 +1,11 @@
 #pragma once
 
-// The STARTTLS preambles of NNTP (RFC 4642), ManageSieve (RFC 5804) and IRC (the IRCv3 tls
-// extension), one file each (starttls_nntp.cpp, starttls_sieve.cpp, starttls_irc.cpp), and the
-// readers of their replies. The readers are pure (no I/O), so a peer's bytes can be tested and
-// fuzzed without a socket; each caps a reply at kMaxReplyLines lines, like replies.hpp.
+// The STARTTLS preambles that live in files of their own (starttls_PROTOCOL.cpp), each run by
+// negotiate_starttls() on a channel naming the server and bounded by the fetch's deadline:
+// NNTP (RFC 4642), ManageSieve (RFC 5804), IRC (the IRCv3 tls extension), XMPP, MySQL and
+// SQL Server's TDS; and the readers of the NNTP, ManageSieve and IRC replies. The readers are
+// pure (no I/O), so a peer's bytes can be tested and fuzzed without a socket; each caps a
+// reply at kMaxReplyLines lines, like replies.hpp.
 
 #include <cstddef>
 #include <optional>
@@ -135,5 +137,16 @@ class IrcStartTlsAnswer {
   std::string last_;
   std::optional<std::string> pong_;
 };
+
+// XMPP (RFC 6120): a client-to-server stream (jabber:client) or a server-to-server one
+// (jabber:server) to `domain`, then <starttls/>.
+Result<void> xmpp_preamble(LineChannel& ch, const std::string& domain, bool server_to_server);
+
+// MySQL and MariaDB: the server's initial handshake, then an SSLRequest.
+Result<void> mysql_preamble(LineChannel& ch);
+
+// SQL Server (MS-TDS): PRELOGIN asking for encryption; the handshake that follows travels in
+// TDS packets (handshake_transport()).
+Result<void> mssql_preamble(LineChannel& ch);
 
 }  // namespace getcert::detail
