@@ -10,6 +10,7 @@
 #include <string>
 
 #include "detail/tds.hpp"
+#include "internal/owners.hpp"
 
 namespace getcert::detail {
 namespace {
