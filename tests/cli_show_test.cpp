@@ -18,14 +18,9 @@
 #include "support/tls_servers.hpp"
 
 using Catch::Matchers::Contains;
-using getcert::test::pki;
-using getcert::test::read_file;
-using getcert::test::run_getcert;
-using getcert::test::RunResult;
-using getcert::test::TempDir;
 using Json = nlohmann::json;
 
-using namespace getcert::test;  // exit codes, explain(), parse_json()
+using namespace getcert::test;  // the harness: pki(), run_getcert(), exit codes, explain()
 
 namespace {
 
@@ -37,12 +32,9 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 // getcert show ARGS... with stdin read from `stdin_path`.
-RunResult show_with_stdin(const std::vector<std::string>& args, const std::string& stdin_path) {
-  std::vector<std::string> argv{GETCERT_BINARY, "show"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  getcert::test::SpawnOptions options;
-  options.stdin_path = stdin_path;
-  return getcert::test::run(argv, std::chrono::seconds(30), options);
+RunResult show_with_stdin(std::vector<std::string> args, const std::string& stdin_path) {
+  args.insert(args.begin(), "show");
+  return run_getcert_with(args, {}, stdin_path, std::chrono::seconds(30));
 }
 
 RunResult show(std::vector<std::string> args) {

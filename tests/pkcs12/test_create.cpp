@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
 #include "getcert/pkcs12.hpp"
-#include "support.hpp"
 #include "support/skip.hpp"
 
 namespace getcert::pkcs12::test {
@@ -12,7 +12,7 @@ namespace {
 std::vector<Certificate> load_chain(const TestLeaf& leaf, const TestPki& pki) {
   std::vector<Certificate> out;
   for (const auto& p : {leaf.cert, pki.inter_cert, pki.root_cert}) {
-    auto certs = parse_certificates_pem(read_text(p));
+    auto certs = parse_certificates_pem(read_file(p));
     REQUIRE(certs.has_value());
     out.push_back(certs->at(0));
   }
@@ -24,9 +24,10 @@ void check_keytool(const fs::path& p12, const std::string& password) {
     GETCERT_SKIP("keytool not installed");
   }
   const auto r = run({"keytool", "-list", "-storetype", "pkcs12", "-keystore", p12.string(),
-                      "-storepass", password});
+                      "-storepass", password},
+                     kJavaLimit);
   INFO(r.out << r.err);
-  CHECK(r.status == 0);
+  CHECK(r.exit_code == 0);
   CHECK(r.out.find("PrivateKeyEntry") != std::string::npos);
 }
 
@@ -42,7 +43,7 @@ TEST_CASE("create: modern defaults round-trip through decode, openssl and keytoo
       options.password = "create-pass";
       options.friendly_name = "my key \xE2\x98\xBA";
       options.iterations = 2048;
-      const auto p12 = create(read_text(leaf.key), certs, options);
+      const auto p12 = create(read_file(leaf.key), certs, options);
       REQUIRE(p12.has_value());
 
       const auto decoded = decode(*p12, DecodeOptions{options.password});
@@ -81,7 +82,7 @@ TEST_CASE("create: modern defaults round-trip through decode, openssl and keytoo
       INFO(oracle.error);
       REQUIRE(oracle.ok);
       REQUIRE(oracle.keys.size() == 1);
-      CHECK(oracle.keys[0] == normalized_key_der(read_text(leaf.key)));
+      CHECK(oracle.keys[0] == normalized_key_der(read_file(leaf.key)));
       CHECK(oracle.certs.size() == 3);
       check_keytool(file, options.password);
     }
@@ -97,7 +98,7 @@ TEST_CASE("create: legacy mode uses 3DES and a SHA-1 MAC", "[pkcs12]") {
   options.legacy = true;
   options.friendly_name = "legacy";
   options.iterations = 2048;
-  const auto p12 = create(read_text(leaf.key), certs, options);
+  const auto p12 = create(read_file(leaf.key), certs, options);
   REQUIRE(p12.has_value());
   const auto decoded = decode(*p12, DecodeOptions{options.password});
   REQUIRE(decoded.has_value());
@@ -118,7 +119,7 @@ TEST_CASE("create: legacy mode uses 3DES and a SHA-1 MAC", "[pkcs12]") {
   write_file(tmp / "legacy.p12", *p12);
   const auto oracle = openssl_extract(tmp / "legacy.p12", options.password, {});
   REQUIRE(oracle.ok);
-  CHECK(oracle.keys.at(0) == normalized_key_der(read_text(leaf.key)));
+  CHECK(oracle.keys.at(0) == normalized_key_der(read_file(leaf.key)));
   check_keytool(tmp / "legacy.p12", options.password);
 }
 
@@ -131,7 +132,7 @@ TEST_CASE("create: empty password, non-ASCII password, certs only, encrypted key
   SECTION("empty password") {
     CreateOptions options;
     options.iterations = 2048;
-    const auto p12 = create(read_text(leaf.key), certs, options);
+    const auto p12 = create(read_file(leaf.key), certs, options);
     REQUIRE(p12.has_value());
     const auto decoded = decode(*p12);
     REQUIRE(decoded.has_value());
@@ -143,7 +144,7 @@ TEST_CASE("create: empty password, non-ASCII password, certs only, encrypted key
     CreateOptions options;
     options.password = "p\xC3\xA4ss \xE2\x98\xBA \xF0\x9F\x98\x80";
     options.iterations = 2048;
-    const auto p12 = create(read_text(leaf.key), certs, options);
+    const auto p12 = create(read_file(leaf.key), certs, options);
     REQUIRE(p12.has_value());
     CHECK(decode(*p12, DecodeOptions{options.password}).has_value());
     write_file(tmp / "utf8.p12", *p12);
@@ -163,7 +164,7 @@ TEST_CASE("create: empty password, non-ASCII password, certs only, encrypted key
   SECTION("encrypted key input needs its passphrase") {
     const auto enc =
         run({"openssl", "pkey", "-in", leaf.key.string(), "-aes256", "-passout", "pass:keypass"});
-    REQUIRE(enc.status == 0);
+    REQUIRE(enc.exit_code == 0);
     CreateOptions options;
     options.password = "x";
     options.iterations = 2048;
@@ -176,7 +177,7 @@ TEST_CASE("create: empty password, non-ASCII password, certs only, encrypted key
   SECTION("a key that does not match the leaf is refused") {
     CreateOptions options;
     options.password = "x";
-    const auto p12 = create(read_text(pki.leaves.at(0).key), certs, options);
+    const auto p12 = create(read_file(pki.leaves.at(0).key), certs, options);
     REQUIRE_FALSE(p12.has_value());
     CHECK(p12.error().code == Errc::invalid_argument);
   }
