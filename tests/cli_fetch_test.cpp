@@ -7,7 +7,6 @@
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -105,13 +104,6 @@ void check_every_kind(const std::vector<LeafKind>& kinds, const std::vector<std:
       CHECK_THAT(insecure.err, Contains(kind.reason));
     }
   }
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
 }
 
 TlsServer nginx_serving(const std::vector<ServedChain>& chains) {

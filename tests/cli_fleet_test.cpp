@@ -44,13 +44,6 @@ using namespace getcert::test;  // exit codes, explain(), parse_json()
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
 std::string local(std::uint16_t port) { return "localhost:" + std::to_string(port); }
 std::string loopback(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
 

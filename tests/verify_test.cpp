@@ -309,34 +309,34 @@ TEST_CASE("a trust store without our root trusts nothing of ours", "[verify]") {
 
 TEST_CASE("trust store problems are errors, not verdicts", "[verify]") {
   const auto chain = load_chain({"ecdsa-chain.pem"});
-  SECTION("missing CA file") {
+  // verify_chain() of the chain with only `trust` set: an error with `code`, not a verdict.
+  auto trust_error = [&chain](const getcert::TrustOptions& trust, Errc code) {
     VerifyOptions o;
-    o.trust.ca_file = "/nonexistent/getcert/ca.pem";
+    o.trust = trust;
     auto v = getcert::verify_chain(chain, o);
     REQUIRE_FALSE(v);
-    CHECK(v.error().code == Errc::io_error);
-    CHECK_THAT(v.error().message, Contains("/nonexistent/getcert/ca.pem"));
+    CHECK(v.error().code == code);
+    return v.error();
+  };
+  SECTION("missing CA file") {
+    getcert::TrustOptions trust;
+    trust.ca_file = "/nonexistent/getcert/ca.pem";
+    CHECK_THAT(trust_error(trust, Errc::io_error).message, Contains("/nonexistent/getcert/ca.pem"));
   }
   SECTION("CA file that is a directory") {
-    VerifyOptions o;
-    o.trust.ca_file = pki("ca-dir");
-    auto v = getcert::verify_chain(chain, o);
-    REQUIRE_FALSE(v);
-    CHECK(v.error().code == Errc::io_error);
+    getcert::TrustOptions trust;
+    trust.ca_file = pki("ca-dir");
+    trust_error(trust, Errc::io_error);
   }
   SECTION("missing CA directory") {
-    VerifyOptions o;
-    o.trust.ca_dir = "/nonexistent/getcert/dir";
-    auto v = getcert::verify_chain(chain, o);
-    REQUIRE_FALSE(v);
-    CHECK(v.error().code == Errc::io_error);
+    getcert::TrustOptions trust;
+    trust.ca_dir = "/nonexistent/getcert/dir";
+    trust_error(trust, Errc::io_error);
   }
   SECTION("CA file without certificates") {
-    VerifyOptions o;
-    o.trust.ca_file = pki("ecdsa.key");
-    auto v = getcert::verify_chain(chain, o);
-    REQUIRE_FALSE(v);
-    CHECK(v.error().code == Errc::malformed_input);
+    getcert::TrustOptions trust;
+    trust.ca_file = pki("ecdsa.key");
+    trust_error(trust, Errc::malformed_input);
   }
   SECTION("nothing to verify") {
     auto v = getcert::verify_chain({}, verify_trusting_test_root("x"));
@@ -476,6 +476,31 @@ TEST_CASE("weak certificates fail with too_weak, naming the certificate and the 
   }
 }
 
+namespace {
+
+// Verifies a fresh P-256 leaf for anchored.test (serial `serial`) that `root` (key `root_key`)
+// signs with SHA-256, trusting only that root: how a root's own properties are judged.
+Verification verify_leaf_under(const TempDir& tmp, const std::string& root,
+                               const std::string& root_key, const std::string& serial) {
+  const std::string leaf_key = tmp / "leaf.key";
+  const std::string csr = tmp / "leaf.csr";
+  const std::string leaf = tmp / "leaf.pem";
+  getcert::test::write_file(tmp / "leaf.ext", "subjectAltName = DNS:anchored.test\n");
+  getcert::test::openssl({"req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                          "-nodes", "-keyout", leaf_key, "-subj", "/CN=anchored.test", "-out",
+                          csr});
+  getcert::test::openssl({"x509", "-req", "-in", csr, "-CA", root, "-CAkey", root_key,
+                          "-set_serial", serial, "-days", "20", "-sha256", "-extfile",
+                          tmp / "leaf.ext", "-out", leaf});
+  VerifyOptions o;
+  o.trust.ca_file = root;
+  o.name = "anchored.test";
+  o.fetch_missing = false;
+  return verify_certs(load_files(leaf), o);
+}
+
+}  // namespace
+
 TEST_CASE("the trust anchor's own SHA-1 self-signature does not matter, its key size does",
           "[verify]") {
   TempDir tmp;
@@ -501,21 +526,7 @@ TEST_CASE("the trust anchor's own SHA-1 self-signature does not matter, its key 
                           "keyUsage=critical,keyCertSign",
                           "-out",
                           root});
-  const std::string leaf_key = tmp / "leaf.key";
-  const std::string csr = tmp / "leaf.csr";
-  const std::string leaf = tmp / "leaf.pem";
-  getcert::test::write_file(tmp / "leaf.ext", "subjectAltName = DNS:anchored.test\n");
-  getcert::test::openssl({"req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                          "-nodes", "-keyout", leaf_key, "-subj", "/CN=anchored.test", "-out",
-                          csr});
-  getcert::test::openssl({"x509", "-req", "-in", csr, "-CA", root, "-CAkey", root_key,
-                          "-set_serial", "7", "-days", "20", "-sha256", "-extfile",
-                          tmp / "leaf.ext", "-out", leaf});
-  VerifyOptions o;
-  o.trust.ca_file = root;
-  o.name = "anchored.test";
-  o.fetch_missing = false;
-  const auto v = verify_certs(load_files(leaf), o);
+  const auto v = verify_leaf_under(tmp, root, root_key, "7");
   INFO(codes(v));
   CHECK(v.ok);
   REQUIRE(v.verified_chain.size() == 2);
@@ -528,21 +539,7 @@ TEST_CASE("the trust anchor's own key must be strong enough too", "[verify]") {
   const std::string root = tmp / "weakroot.pem";
   getcert::test::openssl({"req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", root_key,
                           "-subj", "/CN=Weak Root", "-sha256", "-days", "30", "-out", root});
-  const std::string leaf_key = tmp / "leaf.key";
-  const std::string csr = tmp / "leaf.csr";
-  const std::string leaf = tmp / "leaf.pem";
-  getcert::test::write_file(tmp / "leaf.ext", "subjectAltName = DNS:anchored.test\n");
-  getcert::test::openssl({"req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                          "-nodes", "-keyout", leaf_key, "-subj", "/CN=anchored.test", "-out",
-                          csr});
-  getcert::test::openssl({"x509", "-req", "-in", csr, "-CA", root, "-CAkey", root_key,
-                          "-set_serial", "8", "-days", "20", "-sha256", "-extfile",
-                          tmp / "leaf.ext", "-out", leaf});
-  VerifyOptions o;
-  o.trust.ca_file = root;
-  o.name = "anchored.test";
-  o.fetch_missing = false;
-  const auto v = verify_certs(load_files(leaf), o);
+  const auto v = verify_leaf_under(tmp, root, root_key, "8");
   INFO(codes(v));
   CHECK_FALSE(v.ok);
   REQUIRE(has_code(v, "too_weak"));

@@ -5,9 +5,11 @@ Usage: starttls_server.py PROTO PORT CHAIN.pem KEY.pem [--refuse]
 PROTO is smtp, imap, pop3, ftp or postgres. With --refuse it declines the upgrade.
 Serves connections one after another until killed; prints "ready" once listening.
 """
-import socket
 import ssl
 import sys
+
+sys.dont_write_bytecode = True  # importing loopback must not leave __pycache__ in the sources
+from loopback import connections  # noqa: E402 (after the line above)
 
 
 def lines(conn):
@@ -58,13 +60,7 @@ def main():
     refuse = "--refuse" in sys.argv[5:]
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(chain, key)
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(8)
-    print("ready", flush=True)
-    while True:
-        conn, _ = listener.accept()
+    for conn in connections(port):
         try:
             conn.settimeout(10)
             if preamble(proto, conn, refuse):
