@@ -20,17 +20,10 @@
 #include "support/tls_servers.hpp"
 
 using Catch::Matchers::Contains;
-using getcert::test::HostilePeer;
-using getcert::test::pki;
-using getcert::test::read_file;
-using getcert::test::run_getcert;
-using getcert::test::RunResult;
-using getcert::test::ServedChain;
-using getcert::test::TlsServer;
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
-using namespace getcert::test;  // exit codes, explain(), parse_json()
+using namespace getcert::test;  // the harness: pki(), run_getcert(), exit codes, explain()
 
 namespace {
 
