@@ -250,12 +250,7 @@ TEST_CASE("embedded SCTs and must-staple, with openssl as the oracle", "[certifi
   getcert::test::TestSct second;
   second.log_id.fill(0xAB);
   second.timestamp_ms = 1767225660000;
-  getcert::test::LeafSpec spec;
-  spec.cn = "ct.test";
-  spec.san = "DNS:ct.test";
-  spec.extra_extensions =
-      getcert::test::sct_list_extension({first, second}) + "tlsfeature = status_request\n";
-  const auto served = getcert::test::issue_leaf(tmp, "ct", spec);
+  const auto served = getcert::test::issue_must_staple_leaf(tmp, "ct", "ct.test", {first, second});
   const std::string leaf_file = tmp / "ct.pem";
   // The oracle reads the same list: two SCTs, the first log's ID, the timestamp.
   const std::string text = openssl({"x509", "-in", leaf_file, "-noout", "-text"});

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,17 +20,10 @@
 #include "support/tls_servers.hpp"
 
 using Catch::Matchers::Contains;
-using getcert::test::HostilePeer;
-using getcert::test::pki;
-using getcert::test::read_file;
-using getcert::test::run_getcert;
-using getcert::test::RunResult;
-using getcert::test::ServedChain;
-using getcert::test::TlsServer;
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
-using namespace getcert::test;  // exit codes, explain(), parse_json()
+using namespace getcert::test;  // the harness: pki(), run_getcert(), exit codes, explain()
 
 namespace {
 
@@ -105,13 +97,6 @@ void check_every_kind(const std::vector<LeafKind>& kinds, const std::vector<std:
       CHECK_THAT(insecure.err, Contains(kind.reason));
     }
   }
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
 }
 
 TlsServer nginx_serving(const std::vector<ServedChain>& chains) {

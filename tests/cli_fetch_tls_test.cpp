@@ -118,24 +118,41 @@ TlsServer mtls_server(const std::string& tls_flag, const std::string& verify_fla
 
 Json json_of(const RunResult& r) { return parse_json(r.out); }
 
-}  // namespace
-
-TEST_CASE("a server that requires a client certificate: the chain is still fetched", "[cli]") {
-  REQUIRE_TOOL(have_openssl(), "openssl");
+// Runs `check(server)` against an s_server that asks for (-verify) or requires (-Verify) a
+// client certificate from the PKI, once with TLS 1.2 and once with TLS 1.3.
+template <typename Check>
+void for_each_mtls_server(const std::string& verify_flag, Check check) {
   TempDir dir;
   const std::string cas = client_ca_file(dir);
   for (const std::string version : {"-tls1_2", "-tls1_3"}) {
     INFO("server " << version);
-    const auto server = mtls_server(version, "-Verify", cas);
-    const RunResult r = run_getcert(fetch_args(server.port(), {"-o", "json"}));
-    INFO(explain(r));
-    // The exit code follows the verification, which the captured chain passes.
-    CHECK(r.exit_code == kExitOk);
-    const Json j = json_of(r);
-    CHECK(j["tls"]["client_certificate_requested"] == true);
-    CHECK(j["tls"]["client_certificate_sent"] == false);
-    CHECK(j["tls"]["handshake_completed"] == false);
-    CHECK(j["tls"]["acceptable_client_cas"] == Json(kListedCas));
+    const auto server = mtls_server(version, verify_flag, cas);
+    check(server);
+  }
+}
+
+// `getcert -o json` against a server that asked for a client certificate, offering none: the
+// chain verifies, the report lists the CAs the server named, and says whether the handshake
+// went through (`completes`).
+Json fetched_without_client_cert(const TlsServer& server, bool completes) {
+  const RunResult r = run_getcert(fetch_args(server.port(), {"-o", "json"}));
+  INFO(explain(r));
+  // The exit code follows the verification, which the captured chain passes.
+  CHECK(r.exit_code == kExitOk);
+  const Json j = json_of(r);
+  CHECK(j["tls"]["client_certificate_requested"] == true);
+  CHECK(j["tls"]["client_certificate_sent"] == false);
+  CHECK(j["tls"]["handshake_completed"] == completes);
+  CHECK(j["tls"]["acceptable_client_cas"] == Json(kListedCas));
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("a server that requires a client certificate: the chain is still fetched", "[cli]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  for_each_mtls_server("-Verify", [](const TlsServer& server) {
+    const Json j = fetched_without_client_cert(server, /*completes=*/false);
     CHECK(j["verification"]["ok"] == true);
     CHECK(j["presented_chain"].size() == 2);
 
@@ -149,25 +166,14 @@ TEST_CASE("a server that requires a client certificate: the chain is still fetch
     INFO(explain(text));
     CHECK_THAT(text.out, Contains("requested") && Contains(kListedCas[0]) &&
                              Contains(kListedCas[1]) && Contains("refused"));
-  }
+  });
 }
 
 TEST_CASE("a server that only asks for a client certificate completes without one", "[cli]") {
   REQUIRE_TOOL(have_openssl(), "openssl");
-  TempDir dir;
-  const std::string cas = client_ca_file(dir);
-  for (const std::string version : {"-tls1_2", "-tls1_3"}) {
-    INFO("server " << version);
-    const auto server = mtls_server(version, "-verify", cas);
-    const RunResult r = run_getcert(fetch_args(server.port(), {"-o", "json"}));
-    INFO(explain(r));
-    CHECK(r.exit_code == kExitOk);
-    const Json j = json_of(r);
-    CHECK(j["tls"]["client_certificate_requested"] == true);
-    CHECK(j["tls"]["client_certificate_sent"] == false);
-    CHECK(j["tls"]["handshake_completed"] == true);
-    CHECK(j["tls"]["acceptable_client_cas"] == Json(kListedCas));
-  }
+  for_each_mtls_server("-verify", [](const TlsServer& server) {
+    fetched_without_client_cert(server, /*completes=*/true);
+  });
   // A server that asks for nothing reports nothing requested and an empty list.
   const auto plain = s_server_with({});
   const RunResult r = run_getcert(fetch_args(plain.port(), {"-o", "json"}));
@@ -181,11 +187,7 @@ TEST_CASE("a server that only asks for a client certificate completes without on
 
 TEST_CASE("client-cert and client-key complete a handshake that requires them", "[cli]") {
   REQUIRE_TOOL(have_openssl(), "openssl");
-  TempDir dir;
-  const std::string cas = client_ca_file(dir);
-  for (const std::string version : {"-tls1_2", "-tls1_3"}) {
-    INFO("server " << version);
-    const auto server = mtls_server(version, "-Verify", cas);
+  for_each_mtls_server("-Verify", [](const TlsServer& server) {
     const RunResult r = run_getcert(
         fetch_args(server.port(), {"-o", "json", "--client-cert", pki("client-chain.pem"),
                                    "--client-key", pki("client.key")}));
@@ -208,7 +210,7 @@ TEST_CASE("client-cert and client-key complete a handshake that requires them", 
     const Json k = json_of(refused);
     CHECK(k["tls"]["client_certificate_sent"] == true);
     CHECK(k["tls"]["handshake_completed"] == false);
-  }
+  });
 }
 
 TEST_CASE("client-p12 offers the identity of a PKCS#12 file made by openssl", "[cli]") {

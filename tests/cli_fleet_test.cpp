@@ -31,25 +31,12 @@
 #include "support/tls_servers.hpp"
 
 using Catch::Matchers::Contains;
-using getcert::test::HostilePeer;
-using getcert::test::pki;
-using getcert::test::run_getcert;
-using getcert::test::RunResult;
-using getcert::test::TempDir;
-using getcert::test::TlsServer;
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
-using namespace getcert::test;  // exit codes, explain(), parse_json()
+using namespace getcert::test;  // the harness: pki(), run_getcert(), exit codes, explain()
 
 namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
 
 std::string local(std::uint16_t port) { return "localhost:" + std::to_string(port); }
 std::string loopback(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }

@@ -19,32 +19,19 @@
 #include "support/process.hpp"
 
 using Catch::Matchers::Contains;
-using getcert::test::openssl;
-using getcert::test::pki;
-using getcert::test::read_file;
-using getcert::test::RunResult;
-using getcert::test::TempDir;
-using getcert::test::write_file;
 namespace fs = std::filesystem;
 
-using namespace getcert::test;  // exit codes, explain(), parse_json()
+using namespace getcert::test;  // the harness: pki(), run_getcert(), exit codes, explain()
 
 namespace {
 
 const std::string kStorePass = "st0re \"pass\" $x";
 const std::string kKeyPass = "k3y-pass-differs";
 
-bool have(const std::string& tool) {
-  return run_shell("command -v " + tool + " >/dev/null").exit_code == 0;
-}
-
-RunResult getcert_run(std::vector<std::string> args, const std::vector<std::string>& env = {},
+RunResult getcert_run(const std::vector<std::string>& args,
+                      const std::vector<std::string>& env = {},
                       const std::string& stdin_path = "/dev/null") {
-  args.insert(args.begin(), GETCERT_BINARY);
-  SpawnOptions options;
-  options.extra_env = env;
-  options.stdin_path = stdin_path;
-  return run(args, std::chrono::seconds(60), options);
+  return run_getcert_with(args, env, stdin_path);
 }
 
 const std::vector<std::string> kEnv{"STORE_PW=" + kStorePass, "KEY_PW=" + kKeyPass};
@@ -107,7 +94,7 @@ std::string base64_of(const std::string& path, TempDir& tmp, const std::string& 
 
 TEST_CASE("topem writes every identity of a JKS, trusted entries go to ca.pem",
           "[cli][pkcs12][keystore]") {
-  REQUIRE_TOOL(have("keytool"), "keytool (openjdk)");
+  REQUIRE_TOOL(have_tool("keytool"), "keytool (openjdk)");
   const Stores& s = stores();
   TempDir tmp;
   const std::string out = tmp / "out";
@@ -140,7 +127,7 @@ TEST_CASE("topem writes every identity of a JKS, trusted entries go to ca.pem",
 
 TEST_CASE("p12 info reports the format, the entries and each identity's alias",
           "[cli][pkcs12][keystore]") {
-  REQUIRE_TOOL(have("keytool"), "keytool (openjdk)");
+  REQUIRE_TOOL(have_tool("keytool"), "keytool (openjdk)");
   const Stores& s = stores();
   SECTION("JKS, JSON") {
     const auto r = getcert_run({"p12", "info", s.many_jks, "--password-env", "STORE_PW",
@@ -201,7 +188,7 @@ TEST_CASE("p12 info reports the format, the entries and each identity's alias",
 }
 
 TEST_CASE("show reads key stores from files and from a pipe", "[cli][keystore]") {
-  REQUIRE_TOOL(have("keytool"), "keytool (openjdk)");
+  REQUIRE_TOOL(have_tool("keytool"), "keytool (openjdk)");
   const Stores& s = stores();
   TempDir tmp;
   SECTION("a JKS without its password lists its certificates with a warning") {
@@ -242,25 +229,23 @@ TEST_CASE("show reads key stores from files and from a pipe", "[cli][keystore]")
 
 TEST_CASE("wrong store password, wrong key password and a malformed store exit distinctly",
           "[cli][pkcs12][keystore]") {
-  REQUIRE_TOOL(have("keytool"), "keytool (openjdk)");
+  REQUIRE_TOOL(have_tool("keytool"), "keytool (openjdk)");
   const Stores& s = stores();
   TempDir tmp;
-  SECTION("wrong store password: 7") {
+  // topem of the JKS with the store password from `env` only: refused, nothing written.
+  auto topem_refused = [&](const char* env, const std::string& why) {
     const auto r = getcert_run(
-        {"p12", "topem", s.many_jks, "--password-env", "KEY_PW", "--out-dir", tmp / "o"}, kEnv);
+        {"p12", "topem", s.many_jks, "--password-env", env, "--out-dir", tmp / "o"}, kEnv);
     INFO(explain(r));
     CHECK(r.exit_code == kExitWrongPassword);
-    CHECK_THAT(r.err, Contains("wrong store password"));
+    CHECK_THAT(r.err, Contains(why));
     CHECK_FALSE(fs::exists(tmp / "o/key-1.pem"));
-  }
+    return r;
+  };
+  SECTION("wrong store password: 7") { topem_refused("KEY_PW", "wrong store password"); }
   SECTION("right store password, key password not given and different: 7, its own message") {
-    const auto r = getcert_run(
-        {"p12", "topem", s.many_jks, "--password-env", "STORE_PW", "--out-dir", tmp / "o"}, kEnv);
-    INFO(explain(r));
-    CHECK(r.exit_code == kExitWrongPassword);
-    CHECK_THAT(r.err, Contains("wrong key password"));
+    const auto r = topem_refused("STORE_PW", "wrong key password");
     CHECK_THAT(r.err, Contains("--key-password-env"));
-    CHECK_FALSE(fs::exists(tmp / "o/key-1.pem"));
   }
   SECTION("both passwords on stdin, one a line") {
     write_file(tmp / "pw", kStorePass + "\n" + kKeyPass + "\n");

@@ -22,16 +22,10 @@
 #include "support/process.hpp"
 
 using Catch::Matchers::Contains;
-using getcert::test::openssl;
-using getcert::test::pki;
-using getcert::test::read_file;
-using getcert::test::RunResult;
-using getcert::test::TempDir;
-using getcert::test::write_file;
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
-using namespace getcert::test;  // exit codes, explain(), parse_json()
+using namespace getcert::test;  // the harness: pki(), run_getcert(), exit codes, explain()
 
 namespace {
 
@@ -45,11 +39,8 @@ struct Env {
 
 // getcert p12 ARGS..., with extra environment and stdin.
 RunResult p12(std::vector<std::string> args, const Env& env = {}) {
-  args.insert(args.begin(), {GETCERT_BINARY, "p12"});
-  getcert::test::SpawnOptions options;
-  options.extra_env = env.vars;
-  options.stdin_path = env.stdin_path;
-  return getcert::test::run(args, std::chrono::seconds(60), options);
+  args.insert(args.begin(), "p12");
+  return run_getcert_with(args, env.vars, env.stdin_path);
 }
 
 unsigned mode_of(const std::string& path) {

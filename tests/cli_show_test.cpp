@@ -6,7 +6,6 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,31 +17,16 @@
 #include "support/tls_servers.hpp"
 
 using Catch::Matchers::Contains;
-using getcert::test::pki;
-using getcert::test::read_file;
-using getcert::test::run_getcert;
-using getcert::test::RunResult;
-using getcert::test::TempDir;
 using Json = nlohmann::json;
 
-using namespace getcert::test;  // exit codes, explain(), parse_json()
+using namespace getcert::test;  // the harness: pki(), run_getcert(), exit codes, explain()
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
 // getcert show ARGS... with stdin read from `stdin_path`.
-RunResult show_with_stdin(const std::vector<std::string>& args, const std::string& stdin_path) {
-  std::vector<std::string> argv{GETCERT_BINARY, "show"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  getcert::test::SpawnOptions options;
-  options.stdin_path = stdin_path;
-  return getcert::test::run(argv, std::chrono::seconds(30), options);
+RunResult show_with_stdin(std::vector<std::string> args, const std::string& stdin_path) {
+  args.insert(args.begin(), "show");
+  return run_getcert_with(args, {}, stdin_path, std::chrono::seconds(30));
 }
 
 RunResult show(std::vector<std::string> args) {
@@ -107,9 +91,7 @@ TEST_CASE("show reads PEM, DER, PKCS#7 and PKCS#12, from files and from stdin", 
     INFO("file: " << c.path);
     auto args = c.extra;
     args.insert(args.begin(), c.path);
-    auto json_args = args;
-    json_args.insert(json_args.end(), {"-o", "json"});
-    const auto j = show(json_args);
+    const auto j = show(plus(args, {"-o", "json"}));
     INFO(explain(j));
     REQUIRE(j.exit_code == kExitOk);
     const Json doc = parse_json(j.out);
@@ -124,9 +106,7 @@ TEST_CASE("show reads PEM, DER, PKCS#7 and PKCS#12, from files and from stdin", 
     }
     CHECK(doc.at("certificates")[0].at("subject") == "CN=rsa.test");
 
-    auto pem_args = args;
-    pem_args.insert(pem_args.end(), {"-o", "pem"});
-    const auto p = show(pem_args);
+    const auto p = show(plus(args, {"-o", "pem"}));
     INFO(explain(p));
     CHECK(p.exit_code == kExitOk);
     CHECK(p.out == c.pem);

@@ -26,20 +26,10 @@
 #include "support/tls_servers.hpp"
 
 using Catch::Matchers::Contains;
-using getcert::test::HostilePeer;
-using getcert::test::HttpServer;
-using getcert::test::OcspResponder;
-using getcert::test::pki;
-using getcert::test::pki_chain;
-using getcert::test::pki_leaf_only;
-using getcert::test::read_file;
-using getcert::test::run_getcert;
-using getcert::test::RunResult;
-using getcert::test::TlsServer;
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
 
-using namespace getcert::test;  // exit codes, explain(), parse_json()
+using namespace getcert::test;  // the harness: pki(), run_getcert(), exit codes, explain()
 
 namespace {
 
@@ -847,9 +837,7 @@ TEST_CASE("an intermediate as the only --ca-file verifies, and the report names 
   const auto server = getcert::test::start_openssl_server(pki_chain("ecdsa"));
   const std::vector<std::string> args{at("localhost", server.port()), "--ca-file",
                                       pki("intermediate.pem")};
-  auto json_args = args;
-  json_args.insert(json_args.end(), {"-o", "json"});
-  const auto r = run_getcert(json_args);
+  const auto r = run_getcert(plus(args, {"-o", "json"}));
   INFO(explain(r));
   CHECK(r.exit_code == kExitOk);
   const Json j = parse_json(r.out);
@@ -859,15 +847,11 @@ TEST_CASE("an intermediate as the only --ca-file verifies, and the report names 
   CHECK(j.at("verified_chain").size() == 2);
   CHECK(note_codes(v.at("warnings")) == std::vector<std::string>{"anchor_not_self_signed"});
 
-  auto text_args = args;
-  text_args.insert(text_args.end(), {"-o", "text"});
-  const auto text = run_getcert(text_args);
+  const auto text = run_getcert(plus(args, {"-o", "text"}));
   CHECK_THAT(text.out, Contains("[1] " + kIntermediate + "  (trust anchor)"));
   CHECK_THAT(text.out, Contains("anchor_not_self_signed"));
 
-  auto root_args = args;
-  root_args.insert(root_args.end(), {"--select", "root"});
-  const auto root = run_getcert(root_args);
+  const auto root = run_getcert(plus(args, {"--select", "root"}));
   CHECK(root.exit_code == kExitOk);
   CHECK(root.out == read_file(pki("intermediate.pem")));
 }
@@ -879,12 +863,7 @@ TEST_CASE("must-staple: without a staple exit 5 must_staple_missing, with one ve
   getcert::test::TestSct sct;
   sct.log_id.fill(0x11);
   sct.timestamp_ms = 1767225600123;
-  getcert::test::LeafSpec spec;
-  spec.cn = "localhost";
-  spec.san = "DNS:localhost";
-  spec.extra_extensions =
-      "tlsfeature = status_request\n" + getcert::test::sct_list_extension({sct});
-  const auto served = getcert::test::issue_leaf(tmp, "staple", spec);
+  const auto served = getcert::test::issue_must_staple_leaf(tmp, "staple", "localhost", {sct});
 
   SECTION("no staple") {
     const auto server = getcert::test::start_openssl_server(served);

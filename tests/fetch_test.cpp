@@ -13,6 +13,7 @@
 #include "support/files.hpp"
 #include "support/hostile_peer.hpp"
 #include "support/net.hpp"
+#include "support/test_pki.hpp"
 #include "support/tls_servers.hpp"
 
 using Catch::Matchers::Contains;
@@ -20,6 +21,7 @@ using Catch::Matchers::StartsWith;
 using getcert::Errc;
 using getcert::FetchOptions;
 using getcert::FetchResult;
+using getcert::test::fetch_trusting_test_root;
 using getcert::test::HostilePeer;
 using getcert::test::pki;
 using getcert::test::pki_chain;
@@ -27,13 +29,6 @@ using getcert::test::read_file;
 using namespace std::chrono_literals;
 
 namespace {
-
-FetchOptions trusting_test_root() {
-  FetchOptions o;
-  o.verify.trust.ca_file = pki("ca-bundle.pem");
-  o.connect.timeout = 10s;
-  return o;
-}
 
 std::string at(std::uint16_t port, const std::string& host = "127.0.0.1") {
   return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
@@ -70,7 +65,7 @@ TEST_CASE("presented chain is exactly what nginx serves, in order and byte for b
 
   for (std::size_t i = 0; i < 3; ++i) {
     INFO("leaf: " << leaves[i]);
-    const auto r = fetched(at(nginx.port(i)), trusting_test_root());
+    const auto r = fetched(at(nginx.port(i)), fetch_trusting_test_root());
     INFO(problems(r));
     CHECK(getcert::to_pem(r.presented_chain) ==
           read_file(pki(std::string(leaves[i]) + "-chain.pem")));
@@ -93,11 +88,11 @@ TEST_CASE("presented chain from openssl s_server and gnutls-serv", "[fetch]") {
   const auto s_server = getcert::test::start_openssl_server(pki_chain("rsa"));
   const auto gnutls = getcert::test::start_gnutls_server(pki_chain("ed25519"));
 
-  const auto from_openssl = fetched(at(s_server.port()), trusting_test_root());
+  const auto from_openssl = fetched(at(s_server.port()), fetch_trusting_test_root());
   CHECK(getcert::to_pem(from_openssl.presented_chain) == read_file(pki("rsa-chain.pem")));
   CHECK(from_openssl.verification.ok);
 
-  const auto from_gnutls = fetched(at(gnutls.port()), trusting_test_root());
+  const auto from_gnutls = fetched(at(gnutls.port()), fetch_trusting_test_root());
   CHECK(getcert::to_pem(from_gnutls.presented_chain) == read_file(pki("ed25519-chain.pem")));
   CHECK(from_gnutls.verification.ok);
   CHECK_FALSE(from_gnutls.tls.version.empty());
@@ -110,7 +105,7 @@ TEST_CASE("TLS 1.2 version and cipher are reported", "[fetch]") {
   o.served = pki_chain("ecdsa");
   o.extra_args = {"-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-GCM-SHA256"};
   const auto server = getcert::test::start_openssl_server(o);
-  const auto r = fetched(at(server.port()), trusting_test_root());
+  const auto r = fetched(at(server.port()), fetch_trusting_test_root());
   CHECK(r.tls.version == "TLSv1.2");
   CHECK(r.tls.cipher == "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256");
   CHECK(r.verification.ok);
@@ -125,7 +120,7 @@ TEST_CASE("SNI selects the certificate nginx presents", "[fetch]") {
   const auto nginx = getcert::test::start_nginx(config);
 
   auto with_sni = [](const std::string& name) {
-    auto o = trusting_test_root();
+    auto o = fetch_trusting_test_root();
     o.connect.sni = name;
     return o;
   };
@@ -139,12 +134,12 @@ TEST_CASE("SNI selects the certificate nginx presents", "[fetch]") {
   CHECK(leaf_cn(b) == "b.sni.test");
   CHECK(b.verification.ok);
 
-  const auto by_host = fetched(at(nginx.port(), "localhost"), trusting_test_root());
+  const auto by_host = fetched(at(nginx.port(), "localhost"), fetch_trusting_test_root());
   CHECK(by_host.target.sni == "localhost");
   CHECK(leaf_cn(by_host) == "ecdsa.test");
 
   SECTION("an IP target sends no SNI, so the default server answers") {
-    const auto ip = fetched(at(nginx.port()), trusting_test_root());
+    const auto ip = fetched(at(nginx.port()), fetch_trusting_test_root());
     CHECK(ip.target.sni.empty());
     CHECK(leaf_cn(ip) == "ecdsa.test");
   }
@@ -163,19 +158,19 @@ TEST_CASE("SNI with openssl s_server: named cert for its name, default otherwise
   o.sni_served = pki_chain("sni-a");
   const auto server = getcert::test::start_openssl_server(o);
 
-  auto opts = trusting_test_root();
+  auto opts = fetch_trusting_test_root();
   opts.connect.sni = "a.sni.test";
   CHECK(leaf_cn(fetched(at(server.port(), "localhost"), opts)) == "a.sni.test");
   opts.connect.sni = "b.sni.test";
   CHECK(leaf_cn(fetched(at(server.port(), "localhost"), opts)) == "ecdsa.test");
 
-  const auto ip = fetched(at(server.port()), trusting_test_root());
+  const auto ip = fetched(at(server.port()), fetch_trusting_test_root());
   CHECK(ip.target.sni.empty());
   CHECK(leaf_cn(ip) == "ecdsa.test");
   CHECK(ip.verification.ok);
 
   SECTION("send_sni = false suppresses even an explicit name") {
-    auto none = trusting_test_root();
+    auto none = fetch_trusting_test_root();
     none.connect.sni = "a.sni.test";
     none.connect.send_sni = false;
     const auto r = fetched(at(server.port(), "localhost"), none);
@@ -231,13 +226,13 @@ TEST_CASE("ALPN h2 is negotiated when offered", "[fetch]") {
   so.extra_args = {"-alpn", "h2"};
   const auto s_server = getcert::test::start_openssl_server(so);
 
-  auto offer = trusting_test_root();
+  auto offer = fetch_trusting_test_root();
   offer.connect.alpn = {"h2", "http/1.1"};
   CHECK(fetched(at(nginx.port()), offer).tls.alpn == "h2");
   CHECK(fetched(at(s_server.port()), offer).tls.alpn == "h2");
-  CHECK(fetched(at(nginx.port()), trusting_test_root()).tls.alpn.empty());
+  CHECK(fetched(at(nginx.port()), fetch_trusting_test_root()).tls.alpn.empty());
 
-  auto only_http1 = trusting_test_root();
+  auto only_http1 = fetch_trusting_test_root();
   only_http1.connect.alpn = {"http/1.1"};
   CHECK(fetched(at(nginx.port()), only_http1).tls.alpn == "http/1.1");
 }
@@ -252,7 +247,7 @@ TEST_CASE("IPv6 loopback", "[fetch]") {
   config.ipv6 = true;
   const auto nginx = getcert::test::start_nginx(config);
 
-  const auto r = fetched("[::1]:" + std::to_string(nginx.port()), trusting_test_root());
+  const auto r = fetched("[::1]:" + std::to_string(nginx.port()), fetch_trusting_test_root());
   INFO(problems(r));
   CHECK(r.target.host == "::1");
   CHECK(r.target.address == "::1");
@@ -260,8 +255,8 @@ TEST_CASE("IPv6 loopback", "[fetch]") {
   CHECK(r.verification.ok);  // ecdsa has IP SAN ::1
   CHECK(getcert::to_pem(r.presented_chain) == read_file(pki("ecdsa-chain.pem")));
 
-  const auto url =
-      fetched("https://[::1]:" + std::to_string(nginx.port()) + "/health", trusting_test_root());
+  const auto url = fetched("https://[::1]:" + std::to_string(nginx.port()) + "/health",
+                           fetch_trusting_test_root());
   CHECK(url.target.address == "::1");
 }
 
@@ -274,7 +269,7 @@ TEST_CASE("a server that rejects the server name is tls_handshake_failed with it
   o.sni_served = pki_chain("sni-a");
   o.extra_args = {"-servername_fatal"};
   const auto server = getcert::test::start_openssl_server(o);
-  auto opts = trusting_test_root();
+  auto opts = fetch_trusting_test_root();
   opts.connect.sni = "b.sni.test";
   auto r = getcert::fetch(at(server.port(), "localhost"), opts);
   REQUIRE_FALSE(r);
@@ -288,7 +283,7 @@ TEST_CASE("a server that rejects the server name is tls_handshake_failed with it
 TEST_CASE("a failed verification is a result with the chain, not an error", "[fetch]") {
   REQUIRE_TOOL(getcert::test::have_openssl(), "openssl");
   const auto server = getcert::test::start_openssl_server(pki_chain("wronghost"));
-  const auto r = fetched(at(server.port(), "localhost"), trusting_test_root());
+  const auto r = fetched(at(server.port(), "localhost"), fetch_trusting_test_root());
   CHECK_FALSE(r.verification.ok);
   CHECK(r.verification.trusted);
   CHECK_FALSE(r.verification.hostname_ok);
@@ -298,7 +293,7 @@ TEST_CASE("a failed verification is a result with the chain, not an error", "[fe
              Contains("name mismatch: certificate is for other.example"));
 
   SECTION("verify_name overrides the name checked") {
-    auto o = trusting_test_root();
+    auto o = fetch_trusting_test_root();
     o.verify.name = "other.example";
     CHECK(fetched(at(server.port(), "localhost"), o).verification.ok);
   }
@@ -307,7 +302,7 @@ TEST_CASE("a failed verification is a result with the chain, not an error", "[fe
 TEST_CASE("a refused port fails fast with connect_failed", "[fetch]") {
   const auto port = getcert::test::closed_port();
   const auto start = std::chrono::steady_clock::now();
-  auto r = getcert::fetch(at(port), trusting_test_root());
+  auto r = getcert::fetch(at(port), fetch_trusting_test_root());
   const auto elapsed = std::chrono::steady_clock::now() - start;
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::connect_failed);
@@ -317,7 +312,7 @@ TEST_CASE("a refused port fails fast with connect_failed", "[fetch]") {
 
 TEST_CASE("a stalled server hits the timeout, and the call returns on time", "[fetch]") {
   HostilePeer peer(HostilePeer::Behavior::silent);
-  auto o = trusting_test_root();
+  auto o = fetch_trusting_test_root();
   o.connect.timeout = 1s;
   const auto start = std::chrono::steady_clock::now();
   auto r = getcert::fetch(at(peer.port()), o);
@@ -334,7 +329,7 @@ TEST_CASE("a stalled server hits the timeout, and the call returns on time", "[f
 
 TEST_CASE("plain HTTP on the port is not_tls and says so", "[fetch]") {
   HostilePeer peer(HostilePeer::Behavior::plain_http);
-  auto r = getcert::fetch(at(peer.port()), trusting_test_root());
+  auto r = getcert::fetch(at(peer.port()), fetch_trusting_test_root());
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::not_tls);
   CHECK_THAT(r.error().message, Contains("plain HTTP"));
@@ -342,7 +337,7 @@ TEST_CASE("plain HTTP on the port is not_tls and says so", "[fetch]") {
 
 TEST_CASE("a peer that closes mid-handshake is tls_handshake_failed", "[fetch]") {
   HostilePeer peer(HostilePeer::Behavior::close_after_hello);
-  auto r = getcert::fetch(at(peer.port()), trusting_test_root());
+  auto r = getcert::fetch(at(peer.port()), fetch_trusting_test_root());
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::tls_handshake_failed);
   CHECK_THAT(r.error().message, Contains("closed the connection"));
@@ -350,7 +345,7 @@ TEST_CASE("a peer that closes mid-handshake is tls_handshake_failed", "[fetch]")
 
 TEST_CASE("a peer that answers garbage is not_tls", "[fetch]") {
   HostilePeer peer(HostilePeer::Behavior::garbage);
-  auto r = getcert::fetch(at(peer.port()), trusting_test_root());
+  auto r = getcert::fetch(at(peer.port()), fetch_trusting_test_root());
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::not_tls);
   CHECK_THAT(r.error().message, Contains("not with TLS"));
@@ -377,7 +372,7 @@ TEST_CASE("connect() captures the chain without judging it; fetch() is connect +
   CHECK(shake->target.sni == "localhost");
   CHECK(getcert::to_pem(shake->presented_chain) == read_file(pki("untrusted-chain.pem")));
 
-  auto o = trusting_test_root();
+  auto o = fetch_trusting_test_root();
   auto fetched_result = getcert::fetch(at(server.port(), "localhost"), o);
   REQUIRE(fetched_result);
   getcert::VerifyOptions v = o.verify;
@@ -396,10 +391,10 @@ TEST_CASE("a STARTTLS server or proxy that floods is connect_failed naming the c
   HostilePeer proxy(HostilePeer::Script{{Kind::read_until, "\r\n\r\n", 0ms},
                                         {Kind::send, "HTTP/1.1 200 OK\r\n", 0ms},
                                         {Kind::flood, "X-More: yes\r\n", 0ms}});
-  auto smtp_options = trusting_test_root();
+  auto smtp_options = fetch_trusting_test_root();
   smtp_options.connect.timeout = 2s;
   smtp_options.connect.starttls = getcert::StartTls::smtp;
-  auto proxy_options = trusting_test_root();
+  auto proxy_options = fetch_trusting_test_root();
   proxy_options.connect.timeout = 2s;
   proxy_options.connect.proxy = "http://" + at(proxy.port());
   struct Case {
@@ -434,7 +429,7 @@ TEST_CASE("TLS version limits and a client identity through FetchOptions", "[fet
       "-tls1_3", "-Verify", "2", "-CAfile", pki("ca-bundle.pem"), "-verify_return_error"};
   const auto server = getcert::test::start_openssl_server(so);
 
-  FetchOptions options = trusting_test_root();
+  FetchOptions options = fetch_trusting_test_root();
   options.connect.tls_max = getcert::TlsVersion::tls1_2;
   const auto refused = getcert::fetch(at(server.port()), options);
   REQUIRE_FALSE(refused);

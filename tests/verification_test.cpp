@@ -20,6 +20,7 @@
 #include "support/http_server.hpp"
 #include "support/issued_leaf.hpp"
 #include "support/process.hpp"
+#include "support/test_pki.hpp"
 
 using Catch::Matchers::Contains;
 using getcert::Certificate;
@@ -28,6 +29,7 @@ using getcert::VerifyOptions;
 using getcert::test::HttpServer;
 using getcert::test::pki;
 using getcert::test::read_file;
+using getcert::test::verify_trusting_test_root;
 using namespace std::chrono_literals;
 
 namespace {
@@ -40,15 +42,6 @@ std::vector<Certificate> load(const std::string& path) {
   auto certs = getcert::parse_certificates_pem(read_file(path));
   if (!certs) FAIL(path << ": " << certs.error().message);
   return *certs;
-}
-
-VerifyOptions trusting_root(const std::string& name = "localhost") {
-  VerifyOptions o;
-  o.trust.ca_file = pki("root.pem");
-  o.name = name;
-  o.network_timeout = 5s;
-  o.fetch_missing = false;  // each case that downloads says so
-  return o;
 }
 
 Verification verify(const std::vector<Certificate>& chain, const VerifyOptions& options) {
@@ -143,7 +136,7 @@ TEST_CASE("parse_certificates reads an intermediate as DER, PEM and PKCS#7 (DER 
 
 TEST_CASE("a leaf without its intermediate and no AIA server: invalid, naming the CA and URL",
           "[verify]") {
-  auto o = trusting_root();
+  auto o = verify_trusting_test_root();
   o.fetch_missing = true;
   const auto v = verify(load(pki("rsa.pem")), o);
   INFO(describe(v));
@@ -165,7 +158,7 @@ TEST_CASE("the AIA URL completes the chain whatever container it serves", "[veri
   INFO("served as " << form);
   HttpServer http;
   http.serve("/intermediate.der", intermediate_as(form));
-  auto o = trusting_root();
+  auto o = verify_trusting_test_root();
   o.fetch_missing = true;
   const auto v = verify(load(pki("rsa.pem")), o);
   INFO(describe(v));
@@ -189,7 +182,7 @@ TEST_CASE("the AIA URL completes the chain whatever container it serves", "[veri
 TEST_CASE("fetch_missing off: no HTTP request at all, and the verdict stays invalid", "[verify]") {
   HttpServer http;
   http.serve("/intermediate.der", read_file(pki("intermediate.der")));
-  auto o = trusting_root();
+  auto o = verify_trusting_test_root();
   o.fetch_missing = false;
   const auto v = verify(load(pki("rsa.pem")), o);
   INFO(describe(v));
@@ -208,7 +201,7 @@ TEST_CASE("an intermediate found only in the trust store: incomplete_chain, said
                             read_file(pki("root.pem")) + read_file(pki("intermediate.pem")));
   HttpServer http;
   http.serve("/intermediate.der", read_file(pki("intermediate.der")));
-  auto o = trusting_root();
+  auto o = verify_trusting_test_root();
   o.trust.ca_file = tmp / "bundle.pem";
   o.fetch_missing = true;
   const auto v = verify(load(pki("rsa.pem")), o);
@@ -228,7 +221,7 @@ TEST_CASE("an intermediate found only in the trust store: incomplete_chain, said
 
 TEST_CASE("an AIA URL that serves something else, or nothing: a warning, verdict invalid",
           "[verify]") {
-  auto o = trusting_root();
+  auto o = verify_trusting_test_root();
   o.fetch_missing = true;
   SECTION("an HTML page") {
     HttpServer http;
@@ -261,7 +254,7 @@ TEST_CASE("an AIA URL that serves something else, or nothing: a warning, verdict
 
 TEST_CASE("a stalled AIA server costs at most the network timeout", "[verify]") {
   HttpServer http(getcert::test::kPkiHttpPort, HttpServer::Behavior::silent);
-  auto o = trusting_root();
+  auto o = verify_trusting_test_root();
   o.fetch_missing = true;
   o.network_timeout = 1s;
   const auto start = std::chrono::steady_clock::now();
@@ -293,7 +286,7 @@ TEST_CASE("stapled OCSP responses: the status openssl ocsp reads, and what it me
   };
   for (const auto& c : cases) {
     INFO(c.leaf << " with " << c.staple);
-    auto o = trusting_root();
+    auto o = verify_trusting_test_root();
     o.ocsp_staple = vec_of(read_file(pki(c.staple)));
     const auto v = verify(load(pki(c.leaf + "-chain.pem")), o);
     INFO(describe(v));
@@ -327,14 +320,14 @@ TEST_CASE("SPKI pins computed with the openssl pipeline", "[verify]") {
   const auto chain = load(pki("rsa-chain.pem"));
   for (const char* cert : {"rsa.pem", "intermediate.pem", "root.pem"}) {
     INFO("pin of " << cert);
-    auto o = trusting_root();
+    auto o = verify_trusting_test_root();
     o.pins = {openssl_pin(pki(cert))};
     const auto v = verify(chain, o);
     INFO(describe(v));
     CHECK(v.ok);
   }
   SECTION("a pin of another key fails with pin_mismatch, even among good certificates") {
-    auto o = trusting_root();
+    auto o = verify_trusting_test_root();
     const std::string other = openssl_pin(pki("ecdsa.pem"));
     o.pins = {other};
     const auto v = verify(chain, o);
@@ -358,7 +351,7 @@ TEST_CASE("names as users type them", "[verify]") {
   auto check = [](const std::vector<Certificate>& chain, const std::string& name,
                   const std::string& code) {
     INFO("name: " << name);
-    const auto v = verify(chain, trusting_root(name));
+    const auto v = verify(chain, verify_trusting_test_root(name));
     INFO(describe(v));
     if (code.empty()) {
       CHECK(v.ok);
@@ -421,7 +414,7 @@ TEST_CASE("names as users type them", "[verify]") {
 TEST_CASE("a stapled OCSP response is judged at the --at time, like the chain", "[verify]") {
   // As of a time after the staple's nextUpdate the staple is stale, even if it is fresh now.
   const auto staple = read_file(pki("good-ocsp.der"));
-  auto o = trusting_root();
+  auto o = verify_trusting_test_root();
   o.ocsp_staple = vec_of(staple);
   const auto now = verify(load(pki("good-chain.pem")), o);
   REQUIRE(now.revocation.size() == 1);
@@ -438,7 +431,7 @@ TEST_CASE("a stapled OCSP response is judged at the --at time, like the chain", 
 TEST_CASE("a name mismatch on a certificate with only IP SANs does not cite the CN as a name",
           "[verify]") {
   // With SANs present the CN is never used for matching (RFC 6125), so the reason omits it.
-  const auto v = verify(load(pki("ipsan-chain.pem")), trusting_root("localhost"));
+  const auto v = verify(load(pki("ipsan-chain.pem")), verify_trusting_test_root("localhost"));
   INFO(describe(v));
   REQUIRE_FALSE(v.errors.empty());
   CHECK(v.errors[0].code == getcert::ProblemCode::hostname_mismatch);

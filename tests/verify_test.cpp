@@ -16,6 +16,7 @@
 #include "support/files.hpp"
 #include "support/issued_leaf.hpp"
 #include "support/skip.hpp"
+#include "support/test_pki.hpp"
 
 using Catch::Matchers::Contains;
 using getcert::Certificate;
@@ -24,6 +25,7 @@ using getcert::Verification;
 using getcert::VerifyOptions;
 using getcert::test::pki;
 using getcert::test::read_file;
+using getcert::test::verify_trusting_test_root;
 
 namespace {
 
@@ -35,14 +37,6 @@ std::vector<Certificate> load_chain(const std::vector<std::string>& files) {
     out.insert(out.end(), certs->begin(), certs->end());
   }
   return out;
-}
-
-VerifyOptions trusting_test_root(const std::string& name) {
-  VerifyOptions o;
-  o.trust.ca_file = pki("ca-bundle.pem");
-  o.name = name;
-  o.fetch_missing = false;  // offline: these cases never download an intermediate
-  return o;
 }
 
 Verification verify(const std::vector<std::string>& files, const VerifyOptions& options) {
@@ -71,7 +65,8 @@ TEST_CASE("a good chain verifies and the verified chain runs leaf, intermediate,
           "[verify]") {
   for (const char* leaf : {"rsa", "ecdsa", "ed25519"}) {
     INFO("leaf: " << leaf);
-    const auto v = verify({std::string(leaf) + "-chain.pem"}, trusting_test_root("localhost"));
+    const auto v =
+        verify({std::string(leaf) + "-chain.pem"}, verify_trusting_test_root("localhost"));
     INFO(codes(v));
     CHECK(v.ok);
     CHECK(v.trusted);
@@ -88,7 +83,7 @@ TEST_CASE("a good chain verifies and the verified chain runs leaf, intermediate,
 
 TEST_CASE("helpers after the leaf may come in any order", "[verify]") {
   const auto v = verify({"ecdsa.pem", "untrusted-root.pem", "intermediate.pem"},
-                        trusting_test_root("ecdsa.test"));
+                        verify_trusting_test_root("ecdsa.test"));
   INFO(codes(v));
   CHECK(v.ok);
 }
@@ -99,7 +94,7 @@ TEST_CASE("expired leaf: reason says how long ago", "[verify]") {
   const std::int64_t days_ago = (now - chain.front().not_after) / 86400;
   REQUIRE(days_ago >= 12);  // generated as now-12d; more if the build tree is older
 
-  auto v = getcert::verify_chain(chain, trusting_test_root("expired.test"));
+  auto v = getcert::verify_chain(chain, verify_trusting_test_root("expired.test"));
   REQUIRE(v);
   INFO(codes(*v));
   CHECK_FALSE(v->ok);
@@ -114,7 +109,7 @@ TEST_CASE("expired leaf: reason says how long ago", "[verify]") {
       Contains("'expired.test'") && Contains("expired " + std::to_string(days_ago) + " days ago"));
 
   SECTION("as of the day the PKI was made it is exactly 12 days") {
-    auto at = trusting_test_root("expired.test");
+    auto at = verify_trusting_test_root("expired.test");
     at.at_time = chain.front().not_after + 12LL * 86400 + 600;
     auto fixed = getcert::verify_chain(chain, at);
     REQUIRE(fixed);
@@ -126,7 +121,7 @@ TEST_CASE("expired leaf: reason says how long ago", "[verify]") {
 }
 
 TEST_CASE("not-yet-valid leaf", "[verify]") {
-  const auto v = verify({"notyet-chain.pem"}, trusting_test_root("notyet.test"));
+  const auto v = verify({"notyet-chain.pem"}, verify_trusting_test_root("notyet.test"));
   INFO(codes(v));
   CHECK_FALSE(v.ok);
   REQUIRE(v.errors.size() == 1);
@@ -135,7 +130,7 @@ TEST_CASE("not-yet-valid leaf", "[verify]") {
 }
 
 TEST_CASE("verifying as of a far-future time: a good chain is expired", "[verify]") {
-  auto o = trusting_test_root("ecdsa.test");
+  auto o = verify_trusting_test_root("ecdsa.test");
   o.at_time = static_cast<std::int64_t>(std::time(nullptr)) + 20LL * 365 * 86400;
   const auto v = verify({"ecdsa-chain.pem"}, o);
   CHECK_FALSE(v.ok);
@@ -143,7 +138,7 @@ TEST_CASE("verifying as of a far-future time: a good chain is expired", "[verify
 }
 
 TEST_CASE("wrong host: name mismatch names what the certificate is for", "[verify]") {
-  const auto v = verify({"wronghost-chain.pem"}, trusting_test_root("localhost"));
+  const auto v = verify({"wronghost-chain.pem"}, verify_trusting_test_root("localhost"));
   INFO(codes(v));
   CHECK_FALSE(v.ok);
   CHECK(v.trusted);  // the chain itself is fine
@@ -156,11 +151,11 @@ TEST_CASE("wrong host: name mismatch names what the certificate is for", "[verif
 }
 
 TEST_CASE("wildcard matches exactly one label", "[verify]") {
-  CHECK(verify({"wildcard-chain.pem"}, trusting_test_root("x.wild.test")).ok);
-  CHECK(verify({"wildcard-chain.pem"}, trusting_test_root("X.Wild.Test")).ok);
+  CHECK(verify({"wildcard-chain.pem"}, verify_trusting_test_root("x.wild.test")).ok);
+  CHECK(verify({"wildcard-chain.pem"}, verify_trusting_test_root("X.Wild.Test")).ok);
   for (const char* name : {"wild.test", "a.b.wild.test", "xwild.test"}) {
     INFO("name: " << name);
-    const auto v = verify({"wildcard-chain.pem"}, trusting_test_root(name));
+    const auto v = verify({"wildcard-chain.pem"}, verify_trusting_test_root(name));
     CHECK_FALSE(v.ok);
     CHECK_FALSE(v.hostname_ok);
     CHECK(has_code(v, "hostname_mismatch"));
@@ -168,22 +163,22 @@ TEST_CASE("wildcard matches exactly one label", "[verify]") {
 }
 
 TEST_CASE("a trailing dot on the name is ignored", "[verify]") {
-  CHECK(verify({"ecdsa-chain.pem"}, trusting_test_root("ecdsa.test.")).ok);
+  CHECK(verify({"ecdsa-chain.pem"}, verify_trusting_test_root("ecdsa.test.")).ok);
 }
 
 TEST_CASE("IP targets match only IP SANs", "[verify]") {
-  CHECK(verify({"ipsan-chain.pem"}, trusting_test_root("127.0.0.1")).ok);
-  CHECK(verify({"ipsan-chain.pem"}, trusting_test_root("::1")).ok);
-  CHECK(verify({"rsa-chain.pem"}, trusting_test_root("127.0.0.1")).ok);
-  CHECK(verify({"rsa-chain.pem"}, trusting_test_root("::1")).ok);
+  CHECK(verify({"ipsan-chain.pem"}, verify_trusting_test_root("127.0.0.1")).ok);
+  CHECK(verify({"ipsan-chain.pem"}, verify_trusting_test_root("::1")).ok);
+  CHECK(verify({"rsa-chain.pem"}, verify_trusting_test_root("127.0.0.1")).ok);
+  CHECK(verify({"rsa-chain.pem"}, verify_trusting_test_root("::1")).ok);
 
   SECTION("an address not in the IP SANs") {
-    const auto v = verify({"ipsan-chain.pem"}, trusting_test_root("127.0.0.2"));
+    const auto v = verify({"ipsan-chain.pem"}, verify_trusting_test_root("127.0.0.2"));
     CHECK_FALSE(v.hostname_ok);
     CHECK(has_code(v, "ip_mismatch"));
   }
   SECTION("a DNS-only certificate never matches an IP") {
-    const auto v = verify({"wildcard-chain.pem"}, trusting_test_root("127.0.0.1"));
+    const auto v = verify({"wildcard-chain.pem"}, verify_trusting_test_root("127.0.0.1"));
     INFO(codes(v));
     CHECK_FALSE(v.ok);
     CHECK_FALSE(v.hostname_ok);
@@ -192,24 +187,24 @@ TEST_CASE("IP targets match only IP SANs", "[verify]") {
     CHECK_THAT(v.errors[0].reason, Contains("no IP address SANs"));
   }
   SECTION("an IP written as the CN does not count (ipsan's CN is 127.0.0.1, SANs rule)") {
-    const auto v = verify({"ipsan-chain.pem"}, trusting_test_root("localhost"));
+    const auto v = verify({"ipsan-chain.pem"}, verify_trusting_test_root("localhost"));
     CHECK_FALSE(v.hostname_ok);
   }
   SECTION("wronghost has a DNS SAN only") {
-    const auto v = verify({"wronghost-chain.pem"}, trusting_test_root("127.0.0.1"));
+    const auto v = verify({"wronghost-chain.pem"}, verify_trusting_test_root("127.0.0.1"));
     CHECK_FALSE(v.hostname_ok);
     CHECK(has_code(v, "ip_mismatch"));
   }
 }
 
 TEST_CASE("an empty name skips the name check", "[verify]") {
-  const auto v = verify({"wronghost-chain.pem"}, trusting_test_root(""));
+  const auto v = verify({"wronghost-chain.pem"}, verify_trusting_test_root(""));
   CHECK(v.ok);
   CHECK(v.hostname_ok);
 }
 
 TEST_CASE("self-signed leaf", "[verify]") {
-  const auto v = verify({"selfsigned-chain.pem"}, trusting_test_root("selfsigned.test"));
+  const auto v = verify({"selfsigned-chain.pem"}, verify_trusting_test_root("selfsigned.test"));
   INFO(codes(v));
   CHECK_FALSE(v.ok);
   CHECK_FALSE(v.trusted);
@@ -220,7 +215,7 @@ TEST_CASE("self-signed leaf", "[verify]") {
 }
 
 TEST_CASE("chain to a root that is not trusted", "[verify]") {
-  const auto v = verify({"untrusted-chain.pem"}, trusting_test_root("untrusted.test"));
+  const auto v = verify({"untrusted-chain.pem"}, verify_trusting_test_root("untrusted.test"));
   INFO(codes(v));
   CHECK_FALSE(v.ok);
   CHECK_FALSE(v.trusted);
@@ -232,7 +227,7 @@ TEST_CASE("chain to a root that is not trusted", "[verify]") {
 }
 
 TEST_CASE("leaf without its intermediate: the reason names the missing intermediate", "[verify]") {
-  const auto v = verify({"ecdsa.pem"}, trusting_test_root("ecdsa.test"));
+  const auto v = verify({"ecdsa.pem"}, verify_trusting_test_root("ecdsa.test"));
   INFO(codes(v));
   CHECK_FALSE(v.ok);
   CHECK_FALSE(v.trusted);
@@ -258,19 +253,19 @@ TEST_CASE("a leaf-only chain completed from the trust store still reports the ga
 }
 
 TEST_CASE("client certificate fails the server purpose", "[verify]") {
-  const auto v = verify({"client-chain.pem"}, trusting_test_root(""));
+  const auto v = verify({"client-chain.pem"}, verify_trusting_test_root(""));
   INFO(codes(v));
   CHECK_FALSE(v.ok);
   CHECK(has_code(v, "wrong_purpose"));
 
-  auto as_client = trusting_test_root("");
+  auto as_client = verify_trusting_test_root("");
   as_client.purpose = getcert::Purpose::client;
   CHECK(verify({"client-chain.pem"}, as_client).ok);
   as_client.purpose = getcert::Purpose::any;
   CHECK(verify({"client-chain.pem"}, as_client).ok);
   CHECK_FALSE(verify({"ecdsa-chain.pem"},
                      [] {
-                       auto o = trusting_test_root("");
+                       auto o = verify_trusting_test_root("");
                        o.purpose = getcert::Purpose::client;
                        return o;
                      }())
@@ -278,7 +273,7 @@ TEST_CASE("client certificate fails the server purpose", "[verify]") {
 }
 
 TEST_CASE("several problems are all reported, name mismatch first", "[verify]") {
-  const auto v = verify({"expired-chain.pem"}, trusting_test_root("other.example"));
+  const auto v = verify({"expired-chain.pem"}, verify_trusting_test_root("other.example"));
   INFO(codes(v));
   REQUIRE(v.errors.size() >= 2);
   CHECK(v.errors[0].code == getcert::ProblemCode::hostname_mismatch);
@@ -314,37 +309,37 @@ TEST_CASE("a trust store without our root trusts nothing of ours", "[verify]") {
 
 TEST_CASE("trust store problems are errors, not verdicts", "[verify]") {
   const auto chain = load_chain({"ecdsa-chain.pem"});
-  SECTION("missing CA file") {
+  // verify_chain() of the chain with only `trust` set: an error with `code`, not a verdict.
+  auto trust_error = [&chain](const getcert::TrustOptions& trust, Errc code) {
     VerifyOptions o;
-    o.trust.ca_file = "/nonexistent/getcert/ca.pem";
+    o.trust = trust;
     auto v = getcert::verify_chain(chain, o);
     REQUIRE_FALSE(v);
-    CHECK(v.error().code == Errc::io_error);
-    CHECK_THAT(v.error().message, Contains("/nonexistent/getcert/ca.pem"));
+    CHECK(v.error().code == code);
+    return v.error();
+  };
+  SECTION("missing CA file") {
+    getcert::TrustOptions trust;
+    trust.ca_file = "/nonexistent/getcert/ca.pem";
+    CHECK_THAT(trust_error(trust, Errc::io_error).message, Contains("/nonexistent/getcert/ca.pem"));
   }
   SECTION("CA file that is a directory") {
-    VerifyOptions o;
-    o.trust.ca_file = pki("ca-dir");
-    auto v = getcert::verify_chain(chain, o);
-    REQUIRE_FALSE(v);
-    CHECK(v.error().code == Errc::io_error);
+    getcert::TrustOptions trust;
+    trust.ca_file = pki("ca-dir");
+    trust_error(trust, Errc::io_error);
   }
   SECTION("missing CA directory") {
-    VerifyOptions o;
-    o.trust.ca_dir = "/nonexistent/getcert/dir";
-    auto v = getcert::verify_chain(chain, o);
-    REQUIRE_FALSE(v);
-    CHECK(v.error().code == Errc::io_error);
+    getcert::TrustOptions trust;
+    trust.ca_dir = "/nonexistent/getcert/dir";
+    trust_error(trust, Errc::io_error);
   }
   SECTION("CA file without certificates") {
-    VerifyOptions o;
-    o.trust.ca_file = pki("ecdsa.key");
-    auto v = getcert::verify_chain(chain, o);
-    REQUIRE_FALSE(v);
-    CHECK(v.error().code == Errc::malformed_input);
+    getcert::TrustOptions trust;
+    trust.ca_file = pki("ecdsa.key");
+    trust_error(trust, Errc::malformed_input);
   }
   SECTION("nothing to verify") {
-    auto v = getcert::verify_chain({}, trusting_test_root("x"));
+    auto v = getcert::verify_chain({}, verify_trusting_test_root("x"));
     REQUIRE_FALSE(v);
     CHECK(v.error().code == Errc::invalid_argument);
   }
@@ -390,7 +385,7 @@ TEST_CASE("a leaf with SANs is never matched on its CN, whatever kind its SANs a
   SECTION("only an IP SAN") {
     const auto chain =
         load_files(issue_leaf(tmp, "ipcn", "good.test", "IP:127.0.0.1").chain_pem_file);
-    const auto v = verify_certs(chain, trusting_test_root("good.test"));
+    const auto v = verify_certs(chain, verify_trusting_test_root("good.test"));
     INFO(codes(v));
     CHECK_FALSE(v.ok);
     CHECK_FALSE(v.hostname_ok);
@@ -399,13 +394,13 @@ TEST_CASE("a leaf with SANs is never matched on its CN, whatever kind its SANs a
     CHECK(v.errors[0].code == ProblemCode::hostname_mismatch);
     CHECK_THAT(v.errors[0].reason, Contains("no DNS names") && Contains("127.0.0.1") &&
                                        Contains("its CN does not count"));
-    CHECK(verify_certs(chain, trusting_test_root("127.0.0.1")).ok);
+    CHECK(verify_certs(chain, verify_trusting_test_root("127.0.0.1")).ok);
   }
   SECTION("only a URI and an email SAN") {
     const auto chain = load_files(
         issue_leaf(tmp, "uricn", "good.test", "URI:https://good.test/, email:a@good.test")
             .chain_pem_file);
-    const auto v = verify_certs(chain, trusting_test_root("good.test"));
+    const auto v = verify_certs(chain, verify_trusting_test_root("good.test"));
     INFO(codes(v));
     CHECK_FALSE(v.ok);
     CHECK_FALSE(v.hostname_ok);
@@ -417,18 +412,18 @@ TEST_CASE("a leaf without any SAN extension falls back to its CN, with a cn_fall
   TempDir tmp;
   const auto chain = load_files(issue_leaf(tmp, "nosan", "nosan.test", "").chain_pem_file);
   REQUIRE(chain.front().sans.dns.empty());
-  const auto v = verify_certs(chain, trusting_test_root("nosan.test"));
+  const auto v = verify_certs(chain, verify_trusting_test_root("nosan.test"));
   INFO(codes(v));
   CHECK(v.ok);
   CHECK(v.verdict == getcert::Verdict::valid);
   REQUIRE(has_warning(v, ProblemCode::cn_fallback));
   CHECK_THAT(v.warnings[0].message, Contains("nosan.test") && Contains("subjectAltName"));
 
-  const auto other = verify_certs(chain, trusting_test_root("other.test"));
+  const auto other = verify_certs(chain, verify_trusting_test_root("other.test"));
   CHECK_FALSE(other.hostname_ok);
   CHECK_FALSE(has_warning(other, ProblemCode::cn_fallback));
   // A leaf with a DNS SAN that matches never warns.
-  CHECK(verify({"ecdsa-chain.pem"}, trusting_test_root("ecdsa.test")).warnings.empty());
+  CHECK(verify({"ecdsa-chain.pem"}, verify_trusting_test_root("ecdsa.test")).warnings.empty());
 }
 
 TEST_CASE("weak certificates fail with too_weak, naming the certificate and the weakness",
@@ -468,7 +463,7 @@ TEST_CASE("weak certificates fail with too_weak, naming the certificate and the 
       if (c.what == "EC P-192") GETCERT_SKIP("this openssl cannot make a P-192 key: " << e.what());
       throw;
     }
-    const auto v = verify_certs(chain, trusting_test_root("weak.test"));
+    const auto v = verify_certs(chain, verify_trusting_test_root("weak.test"));
     INFO(codes(v));
     CHECK_FALSE(v.ok);
     CHECK_FALSE(v.trusted);
@@ -480,6 +475,31 @@ TEST_CASE("weak certificates fail with too_weak, naming the certificate and the 
     CHECK_THAT(weak->reason, Contains("'weak.test'") && Contains(c.reason));
   }
 }
+
+namespace {
+
+// Verifies a fresh P-256 leaf for anchored.test (serial `serial`) that `root` (key `root_key`)
+// signs with SHA-256, trusting only that root: how a root's own properties are judged.
+Verification verify_leaf_under(const TempDir& tmp, const std::string& root,
+                               const std::string& root_key, const std::string& serial) {
+  const std::string leaf_key = tmp / "leaf.key";
+  const std::string csr = tmp / "leaf.csr";
+  const std::string leaf = tmp / "leaf.pem";
+  getcert::test::write_file(tmp / "leaf.ext", "subjectAltName = DNS:anchored.test\n");
+  getcert::test::openssl({"req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                          "-nodes", "-keyout", leaf_key, "-subj", "/CN=anchored.test", "-out",
+                          csr});
+  getcert::test::openssl({"x509", "-req", "-in", csr, "-CA", root, "-CAkey", root_key,
+                          "-set_serial", serial, "-days", "20", "-sha256", "-extfile",
+                          tmp / "leaf.ext", "-out", leaf});
+  VerifyOptions o;
+  o.trust.ca_file = root;
+  o.name = "anchored.test";
+  o.fetch_missing = false;
+  return verify_certs(load_files(leaf), o);
+}
+
+}  // namespace
 
 TEST_CASE("the trust anchor's own SHA-1 self-signature does not matter, its key size does",
           "[verify]") {
@@ -506,21 +526,7 @@ TEST_CASE("the trust anchor's own SHA-1 self-signature does not matter, its key 
                           "keyUsage=critical,keyCertSign",
                           "-out",
                           root});
-  const std::string leaf_key = tmp / "leaf.key";
-  const std::string csr = tmp / "leaf.csr";
-  const std::string leaf = tmp / "leaf.pem";
-  getcert::test::write_file(tmp / "leaf.ext", "subjectAltName = DNS:anchored.test\n");
-  getcert::test::openssl({"req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                          "-nodes", "-keyout", leaf_key, "-subj", "/CN=anchored.test", "-out",
-                          csr});
-  getcert::test::openssl({"x509", "-req", "-in", csr, "-CA", root, "-CAkey", root_key,
-                          "-set_serial", "7", "-days", "20", "-sha256", "-extfile",
-                          tmp / "leaf.ext", "-out", leaf});
-  VerifyOptions o;
-  o.trust.ca_file = root;
-  o.name = "anchored.test";
-  o.fetch_missing = false;
-  const auto v = verify_certs(load_files(leaf), o);
+  const auto v = verify_leaf_under(tmp, root, root_key, "7");
   INFO(codes(v));
   CHECK(v.ok);
   REQUIRE(v.verified_chain.size() == 2);
@@ -533,21 +539,7 @@ TEST_CASE("the trust anchor's own key must be strong enough too", "[verify]") {
   const std::string root = tmp / "weakroot.pem";
   getcert::test::openssl({"req", "-x509", "-newkey", "rsa:1024", "-nodes", "-keyout", root_key,
                           "-subj", "/CN=Weak Root", "-sha256", "-days", "30", "-out", root});
-  const std::string leaf_key = tmp / "leaf.key";
-  const std::string csr = tmp / "leaf.csr";
-  const std::string leaf = tmp / "leaf.pem";
-  getcert::test::write_file(tmp / "leaf.ext", "subjectAltName = DNS:anchored.test\n");
-  getcert::test::openssl({"req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                          "-nodes", "-keyout", leaf_key, "-subj", "/CN=anchored.test", "-out",
-                          csr});
-  getcert::test::openssl({"x509", "-req", "-in", csr, "-CA", root, "-CAkey", root_key,
-                          "-set_serial", "8", "-days", "20", "-sha256", "-extfile",
-                          tmp / "leaf.ext", "-out", leaf});
-  VerifyOptions o;
-  o.trust.ca_file = root;
-  o.name = "anchored.test";
-  o.fetch_missing = false;
-  const auto v = verify_certs(load_files(leaf), o);
+  const auto v = verify_leaf_under(tmp, root, root_key, "8");
   INFO(codes(v));
   CHECK_FALSE(v.ok);
   REQUIRE(has_code(v, "too_weak"));
@@ -559,7 +551,7 @@ TEST_CASE("the trust anchor's own key must be strong enough too", "[verify]") {
 
 TEST_CASE("validity is inclusive at both ends (RFC 5280), to the second", "[verify]") {
   const auto chain = load_chain({"ecdsa-chain.pem"});
-  auto o = trusting_test_root("ecdsa.test");
+  auto o = verify_trusting_test_root("ecdsa.test");
   const auto& leaf = chain.front();
 
   o.at_time = leaf.not_after;
@@ -641,7 +633,7 @@ TEST_CASE("chain issues: what the server sends, judged against the verified path
   };
   for (const auto& c : cases) {
     INFO("expect " << getcert::to_string(c.code));
-    const auto v = verify(c.sent, trusting_test_root("ecdsa.test"));
+    const auto v = verify(c.sent, verify_trusting_test_root("ecdsa.test"));
     INFO(codes(v));
     CHECK(v.ok == c.ok);
     const auto issue = std::find_if(v.chain_issues.begin(), v.chain_issues.end(),
@@ -650,17 +642,18 @@ TEST_CASE("chain issues: what the server sends, judged against the verified path
     CHECK(issue->depth == c.depth);
     CHECK_FALSE(issue->message.empty());
   }
-  CHECK(verify({"ecdsa-chain.pem"}, trusting_test_root("ecdsa.test")).chain_issues.empty());
+  CHECK(verify({"ecdsa-chain.pem"}, verify_trusting_test_root("ecdsa.test")).chain_issues.empty());
 }
 
 TEST_CASE("full_chain is the leaf and the intermediates of the verified path", "[verify]") {
-  const auto v =
-      verify({"ecdsa.pem", "root.pem", "intermediate.pem"}, trusting_test_root("ecdsa.test"));
+  const auto v = verify({"ecdsa.pem", "root.pem", "intermediate.pem"},
+                        verify_trusting_test_root("ecdsa.test"));
   const auto full = getcert::full_chain(v);
   REQUIRE(full.size() == 2);
   CHECK(full[0].subject_cn == "ecdsa.test");
   CHECK(full[1].subject_cn == "getcert Test Intermediate CA");
-  CHECK(getcert::full_chain(verify({"ecdsa.pem"}, trusting_test_root("ecdsa.test"))).empty());
+  CHECK(
+      getcert::full_chain(verify({"ecdsa.pem"}, verify_trusting_test_root("ecdsa.test"))).empty());
 }
 
 TEST_CASE("must-staple is only judged for a chain from a handshake", "[verify]") {
@@ -669,7 +662,7 @@ TEST_CASE("must-staple is only judged for a chain from a handshake", "[verify]")
   s.extra_extensions = "tlsfeature = status_request\n";
   const auto chain = load_files(issue_leaf(tmp, "staple", s).chain_pem_file);
   REQUIRE(chain.front().must_staple);
-  auto o = trusting_test_root("staple.test");
+  auto o = verify_trusting_test_root("staple.test");
   CHECK(verify_certs(chain, o).ok);  // from a file: no handshake to judge
   o.from_handshake = true;
   const auto v = verify_certs(chain, o);

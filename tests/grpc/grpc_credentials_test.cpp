@@ -24,11 +24,13 @@
 #include "support/net.hpp"
 #include "support/process.hpp"
 #include "support/skip.hpp"
+#include "support/test_pki.hpp"
 #include "support/tls_servers.hpp"
 
 using Catch::Matchers::Contains;
 using getcert::Errc;
 using getcert::FetchOptions;
+using getcert::test::fetch_trusting;
 using getcert::test::pki;
 using getcert::test::read_file;
 using namespace std::chrono_literals;
@@ -68,13 +70,6 @@ class EchoServer {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 };
-
-FetchOptions trusting(const std::string& ca_file) {
-  FetchOptions options;
-  options.verify.trust.ca_file = ca_file;
-  options.connect.timeout = 10s;
-  return options;
-}
 
 getcert::FetchResult fetched(const std::string& target, const FetchOptions& options) {
   auto result = getcert::fetch(target, options);
@@ -149,7 +144,7 @@ std::string pem_of(const std::string& name) {
 TEST_CASE("server TLS: credentials from a verified fetch let a gRPC client in", "[grpc]") {
   const EchoServer server(ClientCerts::not_requested);
 
-  const auto result = fetched(server.target(), trusting(pki("root.pem")));
+  const auto result = fetched(server.target(), fetch_trusting(pki("root.pem")));
   REQUIRE(result.verification.ok);
   auto options = getcert::grpc_tls::ssl_options_from_fetch(result);
   REQUIRE(options);
@@ -170,7 +165,8 @@ TEST_CASE("channel_credentials_for goes from an endpoint to working credentials 
   const EchoServer server(ClientCerts::not_requested);
   for (const std::string& endpoint : {server.target(), "dns:///" + server.target()}) {
     INFO("endpoint: " << endpoint);
-    auto creds = getcert::grpc_tls::channel_credentials_for(endpoint, trusting(pki("root.pem")));
+    auto creds =
+        getcert::grpc_tls::channel_credentials_for(endpoint, fetch_trusting(pki("root.pem")));
     if (!creds) FAIL(creds.error().message);
     const auto call = echo(server.target(), *creds);
     INFO(describe(call.status));
@@ -185,7 +181,7 @@ TEST_CASE("mutual TLS: the identity from a .p12 is accepted by a server requirin
   const auto identity = client_identity(dir, pki("intermediate.pem"));
 
   SECTION("mtls_options: trust anchor from the fetch, key and chain from the .p12") {
-    const auto result = fetched(server.target(), trusting(pki("root.pem")));
+    const auto result = fetched(server.target(), fetch_trusting(pki("root.pem")));
     auto options = getcert::grpc_tls::mtls_options(result, identity);
     REQUIRE(options);
     CHECK(options->pem_root_certs == pem_of("root.pem"));
@@ -200,7 +196,7 @@ TEST_CASE("mutual TLS: the identity from a .p12 is accepted by a server requirin
   }
   SECTION("channel_credentials_for with an identity") {
     auto creds = getcert::grpc_tls::channel_credentials_for(server.target(), identity,
-                                                            trusting(pki("root.pem")));
+                                                            fetch_trusting(pki("root.pem")));
     if (!creds) FAIL(creds.error().message);
     const auto call = echo(server.target(), *creds);
     INFO(describe(call.status));
@@ -243,7 +239,7 @@ TEST_CASE("a client trusting the wrong root is refused with UNAVAILABLE", "[grpc
 
 TEST_CASE("mutual TLS without a client identity is refused with UNAVAILABLE", "[grpc]") {
   const EchoServer server(ClientCerts::required);
-  const auto result = fetched(server.target(), trusting(pki("root.pem")));
+  const auto result = fetched(server.target(), fetch_trusting(pki("root.pem")));
   auto options = getcert::grpc_tls::ssl_options_from_fetch(result);
   REQUIRE(options);
 
@@ -260,7 +256,7 @@ TEST_CASE("mutual TLS without a client identity is refused with UNAVAILABLE", "[
 TEST_CASE("the helpers refuse, with the reason, when verification established nothing", "[grpc]") {
   SECTION("untrusted root") {
     const EchoServer server(ClientCerts::not_requested);
-    const auto result = fetched(server.target(), trusting(pki("untrusted-root.pem")));
+    const auto result = fetched(server.target(), fetch_trusting(pki("untrusted-root.pem")));
     REQUIRE_FALSE(result.verification.ok);
 
     auto options = getcert::grpc_tls::ssl_options_from_fetch(result);
@@ -271,14 +267,14 @@ TEST_CASE("the helpers refuse, with the reason, when verification established no
     CHECK_THAT(options.error().message, Contains("not in the trust store"));
     CHECK_THAT(options.error().detail, Contains("unknown_issuer"));
 
-    auto creds = getcert::grpc_tls::channel_credentials_for(server.target(),
-                                                            trusting(pki("untrusted-root.pem")));
+    auto creds = getcert::grpc_tls::channel_credentials_for(
+        server.target(), fetch_trusting(pki("untrusted-root.pem")));
     REQUIRE_FALSE(creds);
     CHECK(creds.error().message == options.error().message);
   }
   SECTION("certificate for another name") {
     const EchoServer server(ClientCerts::not_requested, "wronghost");
-    const auto result = fetched(server.target(), trusting(pki("root.pem")));
+    const auto result = fetched(server.target(), fetch_trusting(pki("root.pem")));
     auto material = getcert::tls_material(result);
     REQUIRE_FALSE(material);
     CHECK(material.error().code == Errc::verification_failed);
@@ -291,7 +287,7 @@ TEST_CASE("the helpers refuse, with the reason, when verification established no
     const getcert::test::TempDir dir;
     getcert::test::write_file(dir / "ca.pem",
                               read_file(pki("root.pem")) + read_file(pki("intermediate.pem")));
-    auto options = trusting(dir / "ca.pem");
+    auto options = fetch_trusting(dir / "ca.pem");
     options.verify.fetch_missing = false;
     const auto result = fetched(server.target(), options);
     INFO("verdict " << getcert::to_string(result.verification.verdict));
@@ -314,7 +310,7 @@ TEST_CASE("the helpers refuse, with the reason, when verification established no
 TEST_CASE("network failures of channel_credentials_for are getcert errors", "[grpc]") {
   const auto port = getcert::test::closed_port();
   auto creds = getcert::grpc_tls::channel_credentials_for("127.0.0.1:" + std::to_string(port),
-                                                          trusting(pki("root.pem")));
+                                                          fetch_trusting(pki("root.pem")));
   REQUIRE_FALSE(creds);
   CHECK(creds.error().code == Errc::connect_failed);
 

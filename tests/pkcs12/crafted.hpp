@@ -7,69 +7,15 @@
 
 #include <cstdint>
 #include <optional>
-#include <sstream>
-#include <string>
 #include <string_view>
 #include <vector>
 
+#include "support/asn1.hpp"
+
 namespace getcert::test::crafted {
 
-using Der = std::vector<std::uint8_t>;
-
-// One TLV with a definite length in the shortest form.
-inline Der tlv(std::uint8_t tag, const Der& content) {
-  Der out{tag};
-  const std::size_t n = content.size();
-  if (n < 0x80) {
-    out.push_back(static_cast<std::uint8_t>(n));
-  } else {
-    Der len;
-    for (std::size_t v = n; v > 0; v >>= 8) len.insert(len.begin(), static_cast<std::uint8_t>(v));
-    out.push_back(static_cast<std::uint8_t>(0x80 | len.size()));
-    out.insert(out.end(), len.begin(), len.end());
-  }
-  out.insert(out.end(), content.begin(), content.end());
-  return out;
-}
-
-inline Der cat(const std::vector<Der>& parts) {
-  Der out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-
-inline Der seq(const std::vector<Der>& parts) { return tlv(0x30, cat(parts)); }
-inline Der octets(const Der& bytes) { return tlv(0x04, bytes); }
-inline Der explicit0(const Der& inner) { return tlv(0xA0, inner); }
-inline Der null_value() { return {0x05, 0x00}; }
-
-inline Der integer(std::uint64_t v) {
-  Der content;
-  do {
-    content.insert(content.begin(), static_cast<std::uint8_t>(v & 0xFF));
-    v >>= 8;
-  } while (v > 0);
-  if ((content.front() & 0x80) != 0) content.insert(content.begin(), 0x00);
-  return tlv(0x02, content);
-}
-
-// Dotted OID text to DER.
-inline Der oid(std::string_view dotted) {
-  std::vector<std::uint64_t> arcs;
-  std::stringstream in{std::string(dotted)};
-  for (std::string arc; std::getline(in, arc, '.');) arcs.push_back(std::stoull(arc));
-  Der content;
-  auto base128 = [&content](std::uint64_t v) {
-    Der groups{static_cast<std::uint8_t>(v & 0x7F)};
-    for (v >>= 7; v > 0; v >>= 7) {
-      groups.insert(groups.begin(), static_cast<std::uint8_t>(0x80 | (v & 0x7F)));
-    }
-    content.insert(content.end(), groups.begin(), groups.end());
-  };
-  base128(arcs.at(0) * 40 + arcs.at(1));
-  for (std::size_t i = 2; i < arcs.size(); ++i) base128(arcs[i]);
-  return tlv(0x06, content);
-}
+// The generic DER builders (tlv, seq, oid, integer, ...) are tests/support/asn1.hpp's.
+using namespace getcert::test::asn1;  // NOLINT(google-build-using-namespace)
 
 inline constexpr std::string_view kHmacSha1 = "1.2.840.113549.2.7";
 inline constexpr std::string_view kHmacSha256 = "1.2.840.113549.2.9";

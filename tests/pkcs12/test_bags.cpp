@@ -2,75 +2,31 @@
 // certificates, CRL and unknown bags, unknown and non-BMP attributes, nesting at the limit.
 
 #include <catch2/catch.hpp>
-#include <sstream>
 
+#include "fixtures.hpp"
 #include "getcert/pkcs12.hpp"
-#include "support.hpp"
 
 namespace getcert::pkcs12::test {
 namespace {
 
-using Der = std::vector<std::uint8_t>;
-
-Der tlv(std::uint8_t tag, const Der& content) {
-  Der out{tag};
-  const std::size_t n = content.size();
-  if (n < 0x80) {
-    out.push_back(static_cast<std::uint8_t>(n));
-  } else if (n < 0x100) {
-    out.insert(out.end(), {0x81, static_cast<std::uint8_t>(n)});
-  } else {
-    out.insert(out.end(), {0x82, static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)});
-  }
-  out.insert(out.end(), content.begin(), content.end());
-  return out;
-}
-
-Der cat(std::initializer_list<Der> parts) {
-  Der out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-
-Der oid(const std::string& dotted) {
-  std::vector<std::uint64_t> arcs;
-  std::stringstream ss(dotted);
-  std::string part;
-  while (std::getline(ss, part, '.')) arcs.push_back(std::stoull(part));
-  Der body{static_cast<std::uint8_t>(arcs[0] * 40 + arcs[1])};
-  for (std::size_t i = 2; i < arcs.size(); ++i) {
-    Der enc{static_cast<std::uint8_t>(arcs[i] & 0x7F)};
-    for (std::uint64_t v = arcs[i] >> 7; v > 0; v >>= 7) {
-      enc.insert(enc.begin(), static_cast<std::uint8_t>(0x80 | (v & 0x7F)));
-    }
-    body.insert(body.end(), enc.begin(), enc.end());
-  }
-  return tlv(0x06, body);
-}
-
-Der seq(const Der& c) { return tlv(0x30, c); }
-Der set(const Der& c) { return tlv(0x31, c); }
-Der octets(const Der& c) { return tlv(0x04, c); }
-Der explicit0(const Der& c) { return tlv(0xA0, c); }
+using namespace getcert::test::asn1;  // NOLINT(google-build-using-namespace)
 
 Der bag(const std::string& type, const Der& value, const Der& attributes = {}) {
-  return seq(cat({oid(type), explicit0(value), attributes.empty() ? Der{} : set(attributes)}));
+  return seq({oid(type), explicit0(value), attributes.empty() ? Der{} : set({attributes})});
 }
 
-Der attribute(const std::string& type, const Der& value) {
-  return seq(cat({oid(type), set(value)}));
-}
+Der attribute(const std::string& type, const Der& value) { return seq({oid(type), set({value})}); }
 
 // PFX v3 without MAC holding one data safe with `bags`.
 Der pfx(const Der& bags) {
-  const Der safe = seq(cat({oid("1.2.840.113549.1.7.1"), explicit0(octets(seq(bags)))}));
-  const Der auth_safe = seq(cat({oid("1.2.840.113549.1.7.1"), explicit0(octets(seq(safe)))}));
-  return seq(cat({tlv(0x02, {3}), auth_safe}));
+  const Der safe = seq({oid("1.2.840.113549.1.7.1"), explicit0(octets(seq({bags})))});
+  const Der auth_safe = seq({oid("1.2.840.113549.1.7.1"), explicit0(octets(seq({safe})))});
+  return seq({tlv(0x02, {3}), auth_safe});
 }
 
 Der nested(int levels, const Der& inner) {
   Der bags = inner;
-  for (int i = 0; i < levels; ++i) bags = bag("1.2.840.113549.1.12.10.1.6", seq(bags));
+  for (int i = 0; i < levels; ++i) bags = bag("1.2.840.113549.1.12.10.1.6", seq({bags}));
   return bags;
 }
 
@@ -81,14 +37,14 @@ const char* kCertBag = "1.2.840.113549.1.12.10.1.3";
 TEST_CASE("hand-built bags: SDSI, CRL, unknown types and attributes are reported, not fatal",
           "[pkcs12]") {
   const TestPki& pki = test_pki();
-  const auto root_pem = parse_certificates_pem(read_text(pki.root_cert));
+  const auto root_pem = parse_certificates_pem(read_file(pki.root_cert));
   REQUIRE(root_pem.has_value());
   const Der cert_der = root_pem->at(0).der;
   TempDir tmp;
   REQUIRE(run({"openssl", "pkcs8", "-topk8", "-nocrypt", "-in", pki.root_key.string(), "-outform",
-               "DER", "-out", (tmp / "key.p8").string()})
-              .status == 0);
-  const Der key_der = read_file(tmp / "key.p8");
+               "DER", "-out", tmp / "key.p8"})
+              .exit_code == 0);
+  const Der key_der = read_bytes(tmp / "key.p8");
   REQUIRE_FALSE(key_der.empty());
 
   // friendlyName "é😀" as BMPString (surrogate pair), an unknown attribute, a Microsoft one.
@@ -98,11 +54,11 @@ TEST_CASE("hand-built bags: SDSI, CRL, unknown types and attributes are reported
                          attribute("1.3.6.1.4.1.311.17.3.71", tlv(0x1E, {0x00, 'M'})),
                          attribute("1.2.840.113549.1.9.21", octets({0x01, 0x02}))});
   const Der bags = cat({
-      bag(kCertBag, seq(cat({oid("1.2.840.113549.1.9.22.2"), explicit0(tlv(0x16, {'s'}))}))),
+      bag(kCertBag, seq({oid("1.2.840.113549.1.9.22.2"), explicit0(tlv(0x16, {'s'}))})),
       bag("1.2.840.113549.1.12.10.1.4",
-          seq(cat({oid("1.2.840.113549.1.9.23.1"), explicit0(octets({'x'}))}))),
+          seq({oid("1.2.840.113549.1.9.23.1"), explicit0(octets({'x'}))})),
       bag("1.2.3.4", tlv(0x05, {})),
-      bag(kCertBag, seq(cat({oid("1.2.840.113549.1.9.22.1"), explicit0(octets(cert_der))})), attrs),
+      bag(kCertBag, seq({oid("1.2.840.113549.1.9.22.1"), explicit0(octets(cert_der))}), attrs),
       bag("1.2.840.113549.1.12.10.1.1", key_der,
           attribute("1.2.840.113549.1.9.21", octets({0x01, 0x02}))),
   });
@@ -144,10 +100,10 @@ TEST_CASE("hand-built bags: SDSI, CRL, unknown types and attributes are reported
 
 TEST_CASE("nested SafeContents: 8 levels are read, 9 are malformed_input", "[pkcs12]") {
   const TestPki& pki = test_pki();
-  const auto root_pem = parse_certificates_pem(read_text(pki.root_cert));
+  const auto root_pem = parse_certificates_pem(read_file(pki.root_cert));
   REQUIRE(root_pem.has_value());
-  const Der cert = bag(
-      kCertBag, seq(cat({oid("1.2.840.113549.1.9.22.1"), explicit0(octets(root_pem->at(0).der))})));
+  const Der cert =
+      bag(kCertBag, seq({oid("1.2.840.113549.1.9.22.1"), explicit0(octets(root_pem->at(0).der))}));
   const auto ok = decode(pfx(nested(kMaxSafeContentsNesting, cert)));
   REQUIRE(ok.has_value());
   CHECK(ok->extra_certs.size() == 1);
@@ -169,8 +125,8 @@ TEST_CASE("PBES2 shrouded keys with every PBKDF2 PRF, and no MAC to check the pa
     REQUIRE(run({"openssl", "pkcs8", "-topk8", "-v2", "aes-128-cbc", "-v2prf", prf, "-iter", "2048",
                  "-in", pki.root_key.string(), "-outform", "DER", "-out", out.string(), "-passout",
                  "pass:pk8-pass"})
-                .status == 0);
-    const Der file = pfx(bag("1.2.840.113549.1.12.10.1.2", read_file(out)));
+                .exit_code == 0);
+    const Der file = pfx(bag("1.2.840.113549.1.12.10.1.2", read_bytes(out)));
     const auto decoded = decode(file, DecodeOptions{std::string("pk8-pass")});
     REQUIRE(decoded.has_value());
     REQUIRE(decoded->identities.size() == 1);
@@ -199,7 +155,7 @@ TEST_CASE("structural nonsense is malformed_input", "[pkcs12]") {
     CHECK(r.error().message.find("version 2") != std::string::npos);
   }
   SECTION("a bag value that is not [0] EXPLICIT") {
-    const Der bad = seq(cat({oid(kCertBag), octets({1})}));
+    const Der bad = seq({oid(kCertBag), octets({1})});
     const auto r = decode(pfx(bad));
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().code == Errc::malformed_input);

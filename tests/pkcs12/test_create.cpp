@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
 #include "getcert/pkcs12.hpp"
-#include "support.hpp"
 #include "support/skip.hpp"
 
 namespace getcert::pkcs12::test {
@@ -12,7 +12,7 @@ namespace {
 std::vector<Certificate> load_chain(const TestLeaf& leaf, const TestPki& pki) {
   std::vector<Certificate> out;
   for (const auto& p : {leaf.cert, pki.inter_cert, pki.root_cert}) {
-    auto certs = parse_certificates_pem(read_text(p));
+    auto certs = parse_certificates_pem(read_file(p));
     REQUIRE(certs.has_value());
     out.push_back(certs->at(0));
   }
@@ -24,10 +24,28 @@ void check_keytool(const fs::path& p12, const std::string& password) {
     GETCERT_SKIP("keytool not installed");
   }
   const auto r = run({"keytool", "-list", "-storetype", "pkcs12", "-keystore", p12.string(),
-                      "-storepass", password});
+                      "-storepass", password},
+                     kJavaLimit);
   INFO(r.out << r.err);
-  CHECK(r.status == 0);
+  CHECK(r.exit_code == 0);
   CHECK(r.out.find("PrivateKeyEntry") != std::string::npos);
+}
+
+struct Created {
+  std::vector<std::uint8_t> p12;
+  Bundle decoded;
+};
+
+// create() for `leaf` with `certs` and `options` at 2048 iterations, then decode() of the file
+// with the same password: both must succeed.
+Created create_and_decode(const TestLeaf& leaf, const std::vector<Certificate>& certs,
+                          CreateOptions options) {
+  options.iterations = 2048;
+  auto p12 = create(read_file(leaf.key), certs, options);
+  REQUIRE(p12.has_value());
+  auto decoded = decode(*p12, DecodeOptions{options.password});
+  REQUIRE(decoded.has_value());
+  return {std::move(*p12), std::move(*decoded)};
 }
 
 }  // namespace
@@ -41,25 +59,20 @@ TEST_CASE("create: modern defaults round-trip through decode, openssl and keytoo
       CreateOptions options;
       options.password = "create-pass";
       options.friendly_name = "my key \xE2\x98\xBA";
-      options.iterations = 2048;
-      const auto p12 = create(read_text(leaf.key), certs, options);
-      REQUIRE(p12.has_value());
-
-      const auto decoded = decode(*p12, DecodeOptions{options.password});
-      REQUIRE(decoded.has_value());
-      REQUIRE(decoded->identities.size() == 1);
-      const auto& id = decoded->identities[0];
+      const auto [p12, decoded] = create_and_decode(leaf, certs, options);
+      REQUIRE(decoded.identities.size() == 1);
+      const auto& id = decoded.identities[0];
       REQUIRE(id.leaf.has_value());
       CHECK(id.leaf->der == certs[0].der);
       REQUIRE(id.chain.size() == 2);
       CHECK(id.chain[0].der == certs[1].der);
       CHECK(id.chain[1].der == certs[2].der);
-      CHECK(decoded->extra_certs.empty());
+      CHECK(decoded.extra_certs.empty());
       CHECK(id.key.attributes().friendly_name == options.friendly_name);
       CHECK(id.leaf_attributes.friendly_name == options.friendly_name);
       CHECK_FALSE(id.key.attributes().local_key_id.empty());
       CHECK(id.key.attributes().local_key_id == id.leaf_attributes.local_key_id);
-      const auto& info = decoded->info;
+      const auto& info = decoded.info;
       CHECK(info.mac.algorithm == "SHA-256");
       CHECK(info.mac.iterations == 2048);
       for (const auto& safe : info.safes) {
@@ -75,13 +88,13 @@ TEST_CASE("create: modern defaults round-trip through decode, openssl and keytoo
       CHECK_FALSE(info.legacy_provider_used);
 
       const fs::path file = tmp / ("modern-" + leaf.name + ".p12");
-      write_file(file, *p12);
+      write_file(file, p12);
       // No -legacy: a modern file must open with OpenSSL 3 defaults.
       const auto oracle = openssl_extract(file, options.password, {});
       INFO(oracle.error);
       REQUIRE(oracle.ok);
       REQUIRE(oracle.keys.size() == 1);
-      CHECK(oracle.keys[0] == normalized_key_der(read_text(leaf.key)));
+      CHECK(oracle.keys[0] == normalized_key_der(read_file(leaf.key)));
       CHECK(oracle.certs.size() == 3);
       check_keytool(file, options.password);
     }
@@ -96,14 +109,10 @@ TEST_CASE("create: legacy mode uses 3DES and a SHA-1 MAC", "[pkcs12]") {
   options.password = "legacy-pass";
   options.legacy = true;
   options.friendly_name = "legacy";
-  options.iterations = 2048;
-  const auto p12 = create(read_text(leaf.key), certs, options);
-  REQUIRE(p12.has_value());
-  const auto decoded = decode(*p12, DecodeOptions{options.password});
-  REQUIRE(decoded.has_value());
-  CHECK(decoded->info.mac.algorithm == "SHA-1");
+  const auto [p12, decoded] = create_and_decode(leaf, certs, options);
+  CHECK(decoded.info.mac.algorithm == "SHA-1");
   bool saw_encrypted_safe = false;
-  for (const auto& safe : decoded->info.safes) {
+  for (const auto& safe : decoded.info.safes) {
     if (safe.content_type == "encryptedData") {
       saw_encrypted_safe = true;
       CHECK(safe.encryption == "pbeWithSHA1And3-KeyTripleDES-CBC");
@@ -115,10 +124,10 @@ TEST_CASE("create: legacy mode uses 3DES and a SHA-1 MAC", "[pkcs12]") {
   }
   CHECK(saw_encrypted_safe);
   TempDir tmp;
-  write_file(tmp / "legacy.p12", *p12);
+  write_file(tmp / "legacy.p12", p12);
   const auto oracle = openssl_extract(tmp / "legacy.p12", options.password, {});
   REQUIRE(oracle.ok);
-  CHECK(oracle.keys.at(0) == normalized_key_der(read_text(leaf.key)));
+  CHECK(oracle.keys.at(0) == normalized_key_der(read_file(leaf.key)));
   check_keytool(tmp / "legacy.p12", options.password);
 }
 
@@ -131,7 +140,7 @@ TEST_CASE("create: empty password, non-ASCII password, certs only, encrypted key
   SECTION("empty password") {
     CreateOptions options;
     options.iterations = 2048;
-    const auto p12 = create(read_text(leaf.key), certs, options);
+    const auto p12 = create(read_file(leaf.key), certs, options);
     REQUIRE(p12.has_value());
     const auto decoded = decode(*p12);
     REQUIRE(decoded.has_value());
@@ -143,7 +152,7 @@ TEST_CASE("create: empty password, non-ASCII password, certs only, encrypted key
     CreateOptions options;
     options.password = "p\xC3\xA4ss \xE2\x98\xBA \xF0\x9F\x98\x80";
     options.iterations = 2048;
-    const auto p12 = create(read_text(leaf.key), certs, options);
+    const auto p12 = create(read_file(leaf.key), certs, options);
     REQUIRE(p12.has_value());
     CHECK(decode(*p12, DecodeOptions{options.password}).has_value());
     write_file(tmp / "utf8.p12", *p12);
@@ -163,7 +172,7 @@ TEST_CASE("create: empty password, non-ASCII password, certs only, encrypted key
   SECTION("encrypted key input needs its passphrase") {
     const auto enc =
         run({"openssl", "pkey", "-in", leaf.key.string(), "-aes256", "-passout", "pass:keypass"});
-    REQUIRE(enc.status == 0);
+    REQUIRE(enc.exit_code == 0);
     CreateOptions options;
     options.password = "x";
     options.iterations = 2048;
@@ -176,7 +185,7 @@ TEST_CASE("create: empty password, non-ASCII password, certs only, encrypted key
   SECTION("a key that does not match the leaf is refused") {
     CreateOptions options;
     options.password = "x";
-    const auto p12 = create(read_text(pki.leaves.at(0).key), certs, options);
+    const auto p12 = create(read_file(pki.leaves.at(0).key), certs, options);
     REQUIRE_FALSE(p12.has_value());
     CHECK(p12.error().code == Errc::invalid_argument);
   }

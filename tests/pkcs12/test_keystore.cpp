@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "fixtures.hpp"
 #include "getcert/keystore.hpp"
-#include "support.hpp"
 #include "support/skip.hpp"
 
 namespace getcert::pkcs12::test {
@@ -23,20 +23,14 @@ const char* const kDebianPython = "/usr/bin/python3";
 std::string text_of(const std::vector<std::uint8_t>& b) { return {b.begin(), b.end()}; }
 std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
 
-std::string concat(const std::vector<fs::path>& files) {
-  std::string out;
-  for (const auto& f : files) out += read_text(f);
-  return out;
-}
-
 std::string hex_of(const SecureBytes& b) {
   return to_hex(std::vector<std::uint8_t>(b.begin(), b.end()));
 }
 
-void run_ok(const std::vector<std::string>& argv, const std::optional<std::string>& input = {}) {
-  const auto r = run(argv, input);
+void run_ok(const std::vector<std::string>& argv) {
+  const auto r = run(argv, kJavaLimit);
   INFO(argv.at(0) << ": " << r.out << r.err);
-  REQUIRE(r.status == 0);
+  REQUIRE(r.exit_code == 0);
 }
 
 Result<Keystore> read_path(const fs::path& p, std::optional<std::string> password,
@@ -46,7 +40,7 @@ Result<Keystore> read_path(const fs::path& p, std::optional<std::string> passwor
   options.password = std::move(password);
   options.key_password = std::move(key_password);
   options.list_without_password = list;
-  return read_keystore(read_file(p), options);
+  return read_keystore(read_bytes(p), options);
 }
 
 std::string message_of(const Result<Keystore>& r) { return r ? "ok" : r.error().message; }
@@ -74,22 +68,20 @@ struct Stores {
     const TestPki& pki = test_pki();
     const TestLeaf& leaf = pki.leaves.at(0);
     write_file(dir / "chain.pem", concat({pki.inter_cert, pki.root_cert}));
-    run_ok({"openssl", "pkcs12", "-export", "-inkey", leaf.key.string(), "-in", leaf.cert.string(),
-            "-certfile", (dir / "chain.pem").string(), "-name", "web", "-passout", "pass:src-pass",
-            "-out", (dir / "web.p12").string()});
+    run_ok(openssl_export_argv(leaf, dir / "chain.pem", "web", dir / "web.p12", "pass:src-pass"));
     other_cert = dir / "other.pem";
     run_ok({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-            "-nodes", "-keyout", (dir / "other.key").string(), "-out", other_cert.string(), "-subj",
+            "-nodes", "-keyout", dir / "other.key", "-out", other_cert.string(), "-subj",
             "/CN=outside trust anchor", "-days", "30"});
     for (const std::string type : {"jks", "jceks"}) {
-      const std::string one = (dir / ("one." + type)).string();
+      const std::string one = (dir / ("one." + type));
       keytool({"-genkeypair", "-keystore", one, "-storetype", type, "-storepass", kStorePass,
                "-keypass", kStorePass, "-alias", "solo", "-keyalg", "RSA", "-keysize", "2048",
                "-dname", "CN=solo.test", "-validity", "30"});
       files["one." + type] = one;
-      const std::string many = (dir / ("many." + type)).string();
-      keytool({"-importkeystore", "-srckeystore", (dir / "web.p12").string(), "-srcstoretype",
-               "PKCS12", "-srcstorepass", "src-pass", "-srcalias", "web", "-destkeystore", many,
+      const std::string many = (dir / ("many." + type));
+      keytool({"-importkeystore", "-srckeystore", dir / "web.p12", "-srcstoretype", "PKCS12",
+               "-srcstorepass", "src-pass", "-srcalias", "web", "-destkeystore", many,
                "-deststoretype", type, "-deststorepass", kStorePass, "-destkeypass", kKeyPass,
                "-noprompt"});
       keytool({"-genkeypair", "-keystore", many, "-storetype", type, "-storepass", kStorePass,
@@ -126,7 +118,7 @@ struct PyjksStore {
 };
 
 bool have_pyjks() {
-  return fs::exists(kDebianPython) && run({kDebianPython, "-c", "import jks"}).status == 0;
+  return fs::exists(kDebianPython) && run({kDebianPython, "-c", "import jks"}).exit_code == 0;
 }
 
 PyjksStore pyjks_read(const fs::path& store, const std::string& store_pass,
@@ -148,7 +140,7 @@ for alias in ks.secret_keys:
 )PY";
   const auto r = run({kDebianPython, "-c", script, store.string(), store_pass, key_pass});
   INFO(r.err);
-  REQUIRE(r.status == 0);
+  REQUIRE(r.exit_code == 0);
   PyjksStore out;
   std::istringstream lines(r.out);
   std::string kind;
@@ -252,8 +244,8 @@ struct StoreBuilder {
     std::string input;
     for (const char c : password) input += std::string{'\0', c};
     input += "Mighty Aphrodite" + text_of(b);
-    const auto r = run({"openssl", "dgst", "-sha1", "-binary"}, input);
-    REQUIRE(r.status == 0);
+    const auto r = run_with_input({"openssl", "dgst", "-sha1", "-binary"}, input);
+    REQUIRE(r.exit_code == 0);
     auto out = b;
     out.insert(out.end(), r.out.begin(), r.out.end());
     return out;
@@ -261,7 +253,7 @@ struct StoreBuilder {
 };
 
 std::vector<std::uint8_t> der_of(const fs::path& pem) {
-  auto certs = parse_certificates_pem(read_text(pem));
+  auto certs = parse_certificates_pem(read_file(pem));
   REQUIRE(certs.has_value());
   return certs->at(0).der;
 }
@@ -282,10 +274,10 @@ void check_malformed(const std::vector<std::uint8_t>& bytes, const std::string& 
 
 // Every way a PFX arrives as text, made by coreutils and openssl: format name, bytes.
 std::vector<std::pair<std::string, std::vector<std::uint8_t>>> wrappings(const fs::path& p12) {
-  const std::string der = text_of(read_file(p12));
+  const std::string der = text_of(read_bytes(p12));
   auto tool = [&](const std::vector<std::string>& argv, const std::string& input) {
-    const auto r = run(argv, input);
-    REQUIRE(r.status == 0);
+    const auto r = run_with_input(argv, input);
+    REQUIRE(r.exit_code == 0);
     return r.out;
   };
   const std::string wrapped76 = tool({"base64"}, der);
@@ -315,7 +307,7 @@ std::vector<std::pair<std::string, std::vector<std::uint8_t>>> wrappings(const f
 void check_wrappings(const fs::path& p12, const std::optional<std::string>& password) {
   DecodeOptions decode_options;
   decode_options.password = password;
-  const auto expected = decode(read_file(p12), decode_options);
+  const auto expected = decode(read_bytes(p12), decode_options);
   INFO(p12.filename().string() << ": " << (expected ? "" : expected.error().message));
   REQUIRE(expected.has_value());
   for (const auto& [format, bytes] : wrappings(p12)) {
@@ -450,7 +442,7 @@ TEST_CASE("keystore: store password and key password failures are told apart",
       options.password = kStorePass;
       options.key_password = kKeyPass;
       options.max_iterations = 1000;
-      const auto r = read_keystore(read_file(file), options);
+      const auto r = read_keystore(read_bytes(file), options);
       INFO(message_of(r));
       // JKS key protection has no iteration count.
       CHECK(r.has_value() == (type == "jks"));
@@ -462,8 +454,8 @@ TEST_CASE("keystore: store password and key password failures are told apart",
 TEST_CASE("keystore: base64 and PEM-wrapped Java stores", "[pkcs12][keystore]") {
   REQUIRE_TOOL(have_tool("keytool"), "keytool (openjdk)");
   const Stores& s = stores();
-  const auto r = run({"base64"}, text_of(read_file(s.files.at("many.jceks"))));
-  REQUIRE(r.status == 0);
+  const auto r = run_with_input({"base64"}, text_of(read_bytes(s.files.at("many.jceks"))));
+  REQUIRE(r.exit_code == 0);
   KeystoreOptions options;
   options.password = kStorePass;
   options.key_password = kKeyPass;
@@ -479,9 +471,9 @@ TEST_CASE("keystore: Debian's ca-certificates-java trust store", "[pkcs12][keyst
   const fs::path cacerts = "/etc/ssl/certs/java/cacerts";
   if (!fs::exists(cacerts)) GETCERT_SKIP("ca-certificates-java is not installed");
   REQUIRE_TOOL(have_tool("keytool"), "keytool (openjdk)");
-  const auto listed =
-      run({"keytool", "-list", "-keystore", cacerts.string(), "-storepass", "changeit"});
-  REQUIRE(listed.status == 0);
+  const auto listed = run(
+      {"keytool", "-list", "-keystore", cacerts.string(), "-storepass", "changeit"}, kJavaLimit);
+  REQUIRE(listed.exit_code == 0);
   std::size_t trusted = 0;
   for (std::size_t at = listed.out.find("trustedCertEntry"); at != std::string::npos;
        at = listed.out.find("trustedCertEntry", at + 1)) {
@@ -492,7 +484,7 @@ TEST_CASE("keystore: Debian's ca-certificates-java trust store", "[pkcs12][keyst
   INFO(message_of(ks));
   REQUIRE(ks.has_value());
   // JKS up to Debian 12's package, PKCS#12 in later ones: whichever it is, found by content.
-  const auto magic = read_file(cacerts);
+  const auto magic = read_bytes(cacerts);
   CHECK((ks->format == KeystoreFormat::jks) == (magic.at(0) == 0xFE && magic.at(1) == 0xED));
   CHECK(ks->integrity_checked);
   CHECK(ks->bundle.identities.empty());
@@ -518,21 +510,7 @@ TEST_CASE("keystore: base64 and PEM wrappings of OpenSSL, GnuTLS, keytool, pyca 
   SECTION("OpenSSL 3, default and -legacy") {
     for (const std::string extra : {"", "-legacy"}) {
       const fs::path out = tmp / ("openssl" + extra + ".p12");
-      std::vector<std::string> argv{"openssl",
-                                    "pkcs12",
-                                    "-export",
-                                    "-inkey",
-                                    leaf.key.string(),
-                                    "-in",
-                                    leaf.cert.string(),
-                                    "-certfile",
-                                    (tmp / "chain.pem").string(),
-                                    "-name",
-                                    "ossl",
-                                    "-passout",
-                                    "pass:pw",
-                                    "-out",
-                                    out.string()};
+      auto argv = openssl_export_argv(leaf, tmp / "chain.pem", "ossl", out, "pass:pw");
       if (!extra.empty()) argv.push_back(extra);
       run_ok(argv);
       check_wrappings(out, std::string("pw"));
@@ -542,21 +520,22 @@ TEST_CASE("keystore: base64 and PEM wrappings of OpenSSL, GnuTLS, keytool, pyca 
     REQUIRE_TOOL(have_tool("certtool"), "certtool (gnutls-bin)");
     write_file(tmp / "all.pem", concat({leaf.cert, pki.inter_cert, pki.root_cert}));
     run_ok({"certtool", "--to-p12", "--load-privkey", leaf.key.string(), "--load-certificate",
-            (tmp / "all.pem").string(), "--p12-name", "gnutls", "--password", "pw", "--outder",
-            "--outfile", (tmp / "gnutls.p12").string()});
+            tmp / "all.pem", "--p12-name", "gnutls", "--password", "pw", "--outder", "--outfile",
+            tmp / "gnutls.p12"});
     check_wrappings(tmp / "gnutls.p12", std::string("pw"));
   }
   SECTION("Java keytool PKCS12 store") {
     REQUIRE_TOOL(have_tool("keytool"), "keytool (openjdk)");
-    keytool({"-genkeypair", "-keystore", (tmp / "java.p12").string(), "-storetype", "pkcs12",
-             "-storepass", "java-pass", "-alias", "mykey", "-keyalg", "EC", "-groupname",
-             "secp256r1", "-dname", "CN=java.test", "-validity", "30"});
+    keytool({"-genkeypair", "-keystore", tmp / "java.p12", "-storetype", "pkcs12", "-storepass",
+             "java-pass", "-alias", "mykey", "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
+             "CN=java.test", "-validity", "30"});
     check_wrappings(tmp / "java.p12", std::string("java-pass"));
   }
   SECTION("python3 cryptography") {
-    REQUIRE_TOOL(
-        run({"python3", "-c", "import cryptography.hazmat.primitives.serialization"}).status == 0,
-        "python3 cryptography");
+    REQUIRE_TOOL(have_tool("python3") &&
+                     run({"python3", "-c", "import cryptography.hazmat.primitives.serialization"})
+                             .exit_code == 0,
+                 "python3 cryptography");
     const std::string script = R"PY(
 import sys
 from cryptography import x509
@@ -568,21 +547,17 @@ leaf = x509.load_pem_x509_certificate(open(leaf_path, 'rb').read())
 open(out, 'wb').write(pkcs12.serialize_key_and_certificates(
     b'py', key, leaf, None, serialization.BestAvailableEncryption(b'pw')))
 )PY";
-    run_ok({"python3", "-c", script, leaf.key.string(), leaf.cert.string(),
-            (tmp / "pyca.p12").string()});
+    run_ok({"python3", "-c", script, leaf.key.string(), leaf.cert.string(), tmp / "pyca.p12"});
     check_wrappings(tmp / "pyca.p12", std::string("pw"));
   }
   SECTION("NSS pk12util") {
     REQUIRE_TOOL(have_tool("pk12util") && have_tool("certutil"), "pk12util (libnss3-tools)");
-    const std::string db = "sql:" + (tmp / "db").string();
+    const std::string db = "sql:" + (tmp / "db");
     fs::create_directory(tmp / "db");
     run_ok({"certutil", "-N", "-d", db, "--empty-password"});
-    run_ok({"openssl", "pkcs12", "-export", "-inkey", leaf.key.string(), "-in", leaf.cert.string(),
-            "-certfile", (tmp / "chain.pem").string(), "-name", "nsskey", "-out",
-            (tmp / "in.p12").string(), "-passout", "pass:in-pass"});
-    run_ok({"pk12util", "-i", (tmp / "in.p12").string(), "-d", db, "-W", "in-pass", "-K", ""});
-    run_ok({"pk12util", "-o", (tmp / "nss.p12").string(), "-n", "nsskey", "-d", db, "-W", "pw",
-            "-K", ""});
+    run_ok(openssl_export_argv(leaf, tmp / "chain.pem", "nsskey", tmp / "in.p12", "pass:in-pass"));
+    run_ok({"pk12util", "-i", tmp / "in.p12", "-d", db, "-W", "in-pass", "-K", ""});
+    run_ok({"pk12util", "-o", tmp / "nss.p12", "-n", "nsskey", "-d", db, "-W", "pw", "-K", ""});
     check_wrappings(tmp / "nss.p12", std::string("pw"));
   }
 }
@@ -597,7 +572,7 @@ TEST_CASE("keystore: base64 and PEM wrappings of the shared third-party vectors"
     DecodeOptions options;
     options.password = row.password;
     // Vectors getcert cannot decode at all (GOST, ...) have nothing to compare against.
-    if (!decode(read_file(*dir / row.file), options)) continue;
+    if (!decode(read_bytes(*dir / row.file), options)) continue;
     check_wrappings(*dir / row.file, row.password);
     ++checked;
   }
@@ -648,7 +623,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
   REQUIRE(with->bundle.identities.size() == 1);
   const auto pem = with->bundle.identities[0].key.pem();
   CHECK(to_hex(normalized_key_der(std::string(pem.begin(), pem.end()))) ==
-        to_hex(normalized_key_der(read_text(leaf.key))));
+        to_hex(normalized_key_der(read_file(leaf.key))));
 
   const auto wrong = read_path(file, std::string("mac-pass"), std::string("not-it"));
   REQUIRE_FALSE(wrong.has_value());
@@ -663,8 +638,9 @@ sys.exit(os.waitstatus_to_exitcode(status))
 TEST_CASE("keystore: what is not a key store", "[pkcs12][keystore]") {
   const TestPki& pki = test_pki();
   for (const auto& [name, bytes] : std::vector<std::pair<std::string, std::vector<std::uint8_t>>>{
-           {"PEM certificate", read_file(pki.root_cert)},
-           {"base64 of a PEM certificate", bytes_of(run({"base64"}, read_text(pki.root_cert)).out)},
+           {"PEM certificate", read_bytes(pki.root_cert)},
+           {"base64 of a PEM certificate",
+            bytes_of(run_with_input({"base64"}, read_file(pki.root_cert)).out)},
            {"empty", {}},
            {"base64 of nonsense", bytes_of("aGVsbG8gd29ybGQ=")},
            {"base64 with a bad digit", bytes_of("MIIB*AAA")},
@@ -679,7 +655,7 @@ TEST_CASE("keystore: what is not a key store", "[pkcs12][keystore]") {
   CHECK(decode_base64_text(bytes_of(" aGVs\r\nbG8= ")) == bytes_of("hello"));
   CHECK(decode_base64_text(bytes_of("-_8")) == std::vector<std::uint8_t>{0xFB, 0xFF});
   CHECK_FALSE(decode_base64_text(bytes_of("aGVsbG8==")).has_value());
-  CHECK_FALSE(decode_base64_text(read_file(pki.root_cert)).has_value());
+  CHECK_FALSE(decode_base64_text(read_bytes(pki.root_cert)).has_value());
 }
 
 TEST_CASE("keystore: hostile Java stores", "[pkcs12][keystore]") {
@@ -719,7 +695,7 @@ TEST_CASE("keystore: hostile Java stores", "[pkcs12][keystore]") {
   SECTION("truncated at every length, with the right and a wrong password") {
     REQUIRE_TOOL(have_tool("keytool"), "keytool (openjdk)");
     for (const std::string name : {"many.jks", "many.jceks"}) {
-      const auto full = read_file(stores().files.at(name));
+      const auto full = read_bytes(stores().files.at(name));
       for (std::size_t len = 0; len < full.size(); ++len) {
         const std::vector<std::uint8_t> cut(full.begin(),
                                             full.begin() + static_cast<std::ptrdiff_t>(len));
@@ -738,7 +714,7 @@ TEST_CASE("keystore: hostile Java stores", "[pkcs12][keystore]") {
   SECTION("every single-byte corruption is an error or a listing, never a crash") {
     REQUIRE_TOOL(have_tool("keytool"), "keytool (openjdk)");
     for (const std::string name : {"many.jks", "many.jceks"}) {
-      const auto full = read_file(stores().files.at(name));
+      const auto full = read_bytes(stores().files.at(name));
       std::size_t listed = 0;
       for (std::size_t at = 0; at < full.size(); ++at) {
         auto corrupt = full;

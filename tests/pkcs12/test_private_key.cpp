@@ -2,8 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "fixtures.hpp"
 #include "getcert/pkcs12.hpp"
-#include "support.hpp"
 
 namespace getcert::pkcs12::test {
 
@@ -14,18 +14,20 @@ TEST_CASE("private keys come out as PKCS#8 PEM, plain or encrypted", "[pkcs12]")
       CreateOptions options;
       options.password = "pw";
       options.iterations = 2048;
-      const auto p12 = create(read_text(leaf.key), {}, options);
+      const auto p12 = create(read_file(leaf.key), {}, options);
       REQUIRE(p12.has_value());
       const auto decoded = decode(*p12, DecodeOptions{std::string("pw")});
       REQUIRE(decoded.has_value());
       REQUIRE(decoded->identities.size() == 1);
       const PrivateKey& key = decoded->identities[0].key;
-      CHECK(key.info().type == (leaf.name == "rsa" ? "RSA" : leaf.name == "ec" ? "EC" : "Ed25519"));
+      CHECK(key.info().type == (leaf.name == "rsa"     ? "RSA"
+                                : leaf.name == "ecdsa" ? "EC"
+                                                       : "Ed25519"));
 
       const auto pem = key.pem();
       const std::string pem_text(pem.begin(), pem.end());
       CHECK(pem_text.rfind("-----BEGIN PRIVATE KEY-----\n", 0) == 0);
-      const auto original = normalized_key_der(read_text(leaf.key));
+      const auto original = normalized_key_der(read_file(leaf.key));
       REQUIRE_FALSE(original.empty());
       CHECK(normalized_key_der(pem_text) == original);
 
@@ -38,8 +40,8 @@ TEST_CASE("private keys come out as PKCS#8 PEM, plain or encrypted", "[pkcs12]")
 
       TempDir tmp;
       write_file(tmp / "enc.pem", enc_text);
-      const auto parsed = run({"openssl", "asn1parse", "-in", (tmp / "enc.pem").string()});
-      REQUIRE(parsed.status == 0);
+      const auto parsed = run({"openssl", "asn1parse", "-in", tmp / "enc.pem"});
+      REQUIRE(parsed.exit_code == 0);
       CHECK(parsed.out.find("PBES2") != std::string::npos);
       CHECK(parsed.out.find("hmacWithSHA256") != std::string::npos);
       CHECK(parsed.out.find("aes-256-cbc") != std::string::npos);
@@ -51,7 +53,7 @@ TEST_CASE("encrypted_pem refuses an empty passphrase and tiny iteration counts",
   const TestPki& pki = test_pki();
   CreateOptions options;
   options.password = "pw";
-  const auto p12 = create(read_text(pki.leaves.at(1).key), {}, options);
+  const auto p12 = create(read_file(pki.leaves.at(1).key), {}, options);
   REQUIRE(p12.has_value());
   const auto decoded = decode(*p12, DecodeOptions{std::string("pw")});
   REQUIRE(decoded.has_value());

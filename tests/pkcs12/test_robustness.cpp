@@ -10,28 +10,13 @@
 
 #include "ber.hpp"
 #include "crafted.hpp"
+#include "fixtures.hpp"
 #include "getcert/pkcs12.hpp"
 #include "internal/ossl.hpp"
-#include "support.hpp"
 #include "support/skip.hpp"
 
 namespace getcert::pkcs12::test {
 namespace {
-
-std::vector<std::uint8_t> tlv(std::uint8_t tag, const std::vector<std::uint8_t>& content) {
-  std::vector<std::uint8_t> out{tag};
-  const std::size_t n = content.size();
-  if (n < 0x80) {
-    out.push_back(static_cast<std::uint8_t>(n));
-  } else if (n < 0x100) {
-    out.insert(out.end(), {0x81, static_cast<std::uint8_t>(n)});
-  } else {
-    out.insert(out.end(),
-               {0x82, static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n & 0xFF)});
-  }
-  out.insert(out.end(), content.begin(), content.end());
-  return out;
-}
 
 void append(std::vector<std::uint8_t>& out, detail::Bytes b) {
   out.insert(out.end(), b.begin(), b.end());
@@ -91,7 +76,7 @@ TEST_CASE("truncated vectors never decode and never crash", "[pkcs12]") {
   }
   int files = 0;
   for (const auto& row : load_manifest(*dir)) {
-    const auto full = read_file(*dir / row.file);
+    const auto full = read_bytes(*dir / row.file);
     const std::size_t n = full.size();
     for (std::size_t cut : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{10}, n / 4,
                             n / 2, 3 * n / 4, n - 20, n - 2, n - 1}) {
@@ -153,7 +138,7 @@ TEST_CASE("absurd iteration counts are refused before any work", "[pkcs12]") {
     constexpr std::uint64_t kCost = 2048 + 2 * 4096;
     DecodeOptions options;
     options.password = "cryptography";
-    const auto file = read_file(*dir / "pyca-cert-key-aes256cbc.p12");
+    const auto file = read_bytes(*dir / "pyca-cert-key-aes256cbc.p12");
     const auto within = decode(file, options);
     REQUIRE(within.has_value());
     CHECK(within->info.work_spent == kCost);
@@ -169,7 +154,7 @@ TEST_CASE("absurd iteration counts are refused before any work", "[pkcs12]") {
     CHECK(decode(file, options).error().code == Errc::limit_exceeded);
   }
   SECTION("a MAC iteration count edited to 50,000,000 hits the default limit") {
-    const auto good = read_file(*dir / "pyca-cert-key-aes256cbc.p12");
+    const auto good = read_bytes(*dir / "pyca-cert-key-aes256cbc.p12");
     auto pfx = detail::parse_single(detail::Bytes(good.data(), good.size()), "t");
     REQUIRE(pfx.has_value());
     auto r = detail::children(*pfx, "t");
@@ -189,9 +174,9 @@ TEST_CASE("absurd iteration counts are refused before any work", "[pkcs12]") {
     std::vector<std::uint8_t> pfx_content;
     append(pfx_content, version->encoding);
     append(pfx_content, auth_safe->encoding);
-    const auto mac = tlv(0x30, mac_content);
+    const auto mac = craft::tlv(0x30, mac_content);
     pfx_content.insert(pfx_content.end(), mac.begin(), mac.end());
-    const auto crafted = tlv(0x30, pfx_content);
+    const auto crafted = craft::tlv(0x30, pfx_content);
 
     DecodeOptions options;
     options.password = "cryptography";
@@ -319,7 +304,7 @@ TEST_CASE("a file just within the budget decodes as before", "[pkcs12]") {
                                                         {"rfc9579-a3.p12", "1234"},
                                                         {"pkits-DSACACert.p12", "password"}}) {
     INFO(name);
-    const auto bytes = read_file(*dir / name);
+    const auto bytes = read_bytes(*dir / name);
     DecodeOptions real;
     real.password = password;
     const auto full = decode(bytes, real);
@@ -337,14 +322,14 @@ TEST_CASE("legacy provider missing (child)", "[.][legacy_missing_child]") {
   REQUIRE(dir.has_value());
   DecodeOptions options;
   options.password = "cryptography";
-  const auto result = decode(read_file(*dir / "pyca-cert-rc2-key-3des.p12"), options);
+  const auto result = decode(read_bytes(*dir / "pyca-cert-rc2-key-3des.p12"), options);
   REQUIRE_FALSE(result.has_value());
   CHECK(result.error().code == Errc::unsupported);
   CHECK(result.error().message ==
         "this file uses RC2-40 (legacy algorithm); OpenSSL's legacy provider could not be "
         "loaded: install libssl3 / set OPENSSL_MODULES");
   // Files without legacy algorithms still work.
-  CHECK(decode(read_file(*dir / "pyca-cert-key-aes256cbc.p12"), options).has_value());
+  CHECK(decode(read_bytes(*dir / "pyca-cert-key-aes256cbc.p12"), options).has_value());
 }
 
 TEST_CASE("a missing legacy provider is a clear unsupported error", "[pkcs12]") {
@@ -352,11 +337,11 @@ TEST_CASE("a missing legacy provider is a clear unsupported error", "[pkcs12]") 
     GETCERT_SKIP("shared PKCS#12 vectors not found");
   }
   const std::string self = fs::read_symlink("/proc/self/exe").string();
-  const auto r =
-      run({self, "[legacy_missing_child]"}, std::nullopt,
-          {{"OPENSSL_MODULES", "/nonexistent-getcert-test"}, {"OPENSSL_CONF", "/dev/null"}});
+  SpawnOptions child;
+  child.extra_env = {"OPENSSL_MODULES=/nonexistent-getcert-test", "OPENSSL_CONF=/dev/null"};
+  const auto r = run({self, "[legacy_missing_child]"}, std::chrono::seconds(60), child);
   INFO(r.out << r.err);
-  CHECK(r.status == 0);
+  CHECK(r.exit_code == 0);
   CHECK(r.out.find("All tests passed") != std::string::npos);
 }
 

@@ -8,8 +8,8 @@
 #include <set>
 
 #include "ber.hpp"
+#include "fixtures.hpp"
 #include "getcert/pkcs12.hpp"
-#include "support.hpp"
 #include "support/skip.hpp"
 
 namespace getcert::pkcs12::test {
@@ -25,7 +25,7 @@ namespace {
 Result<Bundle> decode_file(const fs::path& path, const std::optional<std::string>& password) {
   DecodeOptions options;
   options.password = password;
-  return decode(read_file(path), options);
+  return decode(read_bytes(path), options);
 }
 
 // Every certificate in the bundle once: leaves, chains, extras.
@@ -273,8 +273,8 @@ TEST_CASE("chains are ordered leaf -> root whatever the file order", "[pkcs12]")
     REQUIRE(r.has_value());
     REQUIRE(r->identities.size() == 1);
     const auto& id = r->identities[0];
-    auto companions = parse_certificates_pem(read_text(dir / "openssl-cmp-signer.crt"));
-    auto root = parse_certificates_pem(read_text(dir / "openssl-cmp-signer_root.crt"));
+    auto companions = parse_certificates_pem(read_file(dir / "openssl-cmp-signer.crt"));
+    auto root = parse_certificates_pem(read_file(dir / "openssl-cmp-signer_root.crt"));
     REQUIRE(companions.has_value());
     REQUIRE(root.has_value());
     REQUIRE(companions->size() == 3);
@@ -287,7 +287,7 @@ TEST_CASE("chains are ordered leaf -> root whatever the file order", "[pkcs12]")
     CHECK(r->extra_certs.empty());
     const auto pem = id.key.pem();
     CHECK(normalized_key_der(std::string(pem.begin(), pem.end())) ==
-          normalized_key_der(read_text(dir / "openssl-cmp-signer.key")));
+          normalized_key_der(read_file(dir / "openssl-cmp-signer.key")));
   }
   SECTION("test-BER: file order leaf, root, issuing CA") {
     const auto r = decode_file(dir / "openssl-test-BER.p12", std::string("12345"));
@@ -316,7 +316,7 @@ TEST_CASE("chains are ordered leaf -> root whatever the file order", "[pkcs12]")
     const auto r = decode_file(dir / "pyca-name-all-pwd.p12", std::string("password"));
     REQUIRE(r.has_value());
     REQUIRE(r->identities.size() == 1);
-    auto ca = parse_certificates_pem(read_text(dir / "pyca-ca.pem"));
+    auto ca = parse_certificates_pem(read_file(dir / "pyca-ca.pem"));
     REQUIRE(ca.has_value());
     REQUIRE(r->identities[0].leaf.has_value());
     CHECK(r->identities[0].leaf->der == (*ca)[0].der);
@@ -324,7 +324,7 @@ TEST_CASE("chains are ordered leaf -> root whatever the file order", "[pkcs12]")
     CHECK(r->extra_certs.size() == 2);
     const auto pem = r->identities[0].key.pem();
     CHECK(normalized_key_der(std::string(pem.begin(), pem.end())) ==
-          normalized_key_der(read_text(dir / "pyca-ca_key.pem")));
+          normalized_key_der(read_file(dir / "pyca-ca_key.pem")));
   }
   SECTION("a key without certificate is still returned") {
     const auto r = decode_file(dir / "pyca-no-cert-key-aes256cbc.p12", std::string("cryptography"));
@@ -395,7 +395,7 @@ TEST_CASE("Info reports safes, bags, encryption, MAC and warnings", "[pkcs12]") 
 TEST_CASE("PBMAC1: the MAC is really verified. short and missing keyLength refused", "[pkcs12]") {
   SKIP_WITHOUT_VECTORS();
   using detail::BerReader;
-  const auto good = read_file(dir / "rfc9579-a1.p12");
+  const auto good = read_bytes(dir / "rfc9579-a1.p12");
   REQUIRE(decode(good, DecodeOptions{std::string("1234")}).has_value());
 
   // Locate the MAC value: PFX -> third element (MacData) -> DigestInfo -> OCTET STRING.

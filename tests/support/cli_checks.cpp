@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
 namespace getcert::test {
 
 std::string explain(const RunResult& r) {
@@ -16,6 +18,18 @@ nlohmann::json parse_json(const std::string& text) {
     FAIL("not JSON (" << e.what() << "): " << text);
   }
   return {};
+}
+
+std::vector<std::string> plus(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
 }
 
 }  // namespace getcert::test

@@ -4,6 +4,7 @@
 // on purpose, so renumbering the product's enum fails the tests), and readable failure output.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,5 +30,12 @@ std::string explain(const RunResult& r);
 
 // Parses JSON, failing the current test (with the text) when it is not JSON.
 nlohmann::json parse_json(const std::string& text);
+
+// `args` followed by `more`: one base command line run with several renderings or selections.
+std::vector<std::string> plus(std::vector<std::string> args, const std::vector<std::string>& more);
+
+// The lines of a text without their "\n" (JSON Lines output, stderr messages); a last line
+// without "\n" counts too.
+std::vector<std::string> lines_of(const std::string& text);
 
 }  // namespace getcert::test

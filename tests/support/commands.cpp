@@ -12,6 +12,17 @@ RunResult run_getcert(const std::vector<std::string>& args, std::chrono::millise
   return run(argv, limit);
 }
 
+RunResult run_getcert_with(const std::vector<std::string>& args,
+                           const std::vector<std::string>& env, const std::string& stdin_path,
+                           std::chrono::milliseconds limit) {
+  std::vector<std::string> argv{GETCERT_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  SpawnOptions options;
+  options.extra_env = env;
+  options.stdin_path = stdin_path;
+  return run(argv, limit, options);
+}
+
 std::string s_client_chain(std::uint16_t port, const std::string& servername,
                            const std::string& host) {
   const bool v6 = host.find(':') != std::string::npos;

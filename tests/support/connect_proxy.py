@@ -11,6 +11,9 @@ import socket
 import sys
 import threading
 
+sys.dont_write_bytecode = True  # importing loopback must not leave __pycache__ in the sources
+from loopback import connections  # noqa: E402 (after the line above)
+
 
 def relay(a, b):
     try:
@@ -55,13 +58,7 @@ def handle(conn, log, deny):
 def main():
     port, log = int(sys.argv[1]), sys.argv[2]
     deny = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--deny" else None
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(8)
-    print("ready", flush=True)
-    while True:
-        conn, _ = listener.accept()
+    for conn in connections(port):
         threading.Thread(target=handle, args=(conn, log, deny), daemon=True).start()
 
 

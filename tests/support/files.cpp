@@ -28,10 +28,19 @@ std::string read_file(const std::filesystem::path& path) {
   return s.str();
 }
 
+std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path) {
+  const std::string content = read_file(path);
+  return {content.begin(), content.end()};
+}
+
 void write_file(const std::filesystem::path& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << content;
   if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+void write_file(const std::filesystem::path& path, const std::vector<std::uint8_t>& content) {
+  write_file(path, std::string(content.begin(), content.end()));
 }
 
 TempDir::TempDir() {

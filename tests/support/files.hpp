@@ -2,6 +2,7 @@
 
 // Files the tests read and write: the generated PKI, temp directories, PEM text.
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -13,7 +14,9 @@ namespace getcert::test {
 std::string pki(const std::string& name);
 
 std::string read_file(const std::filesystem::path& path);
+std::vector<std::uint8_t> read_bytes(const std::filesystem::path& path);
 void write_file(const std::filesystem::path& path, const std::string& content);
+void write_file(const std::filesystem::path& path, const std::vector<std::uint8_t>& content);
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
 class TempDir {

@@ -16,81 +16,34 @@
 
 namespace getcert::test {
 
-HostilePeer::HostilePeer(Behavior behavior) : behavior_(behavior) { listen_on(0); }
+HostilePeer::HostilePeer(Behavior behavior) : behavior_(behavior), listener_("HostilePeer", 0) {
+  listener_.start([this](int fd) {
+    ++connections_;
+    handle(fd);
+  });
+}
 
-HostilePeer::HostilePeer(Script script, std::uint16_t port) : script_(std::move(script)) {
+HostilePeer::HostilePeer(Script script, std::uint16_t port)
+    : script_(std::move(script)), listener_("HostilePeer", port) {
   for (const Step& step : script_) {
     const bool repeats = step.kind == Step::Kind::flood || step.kind == Step::Kind::drip;
     if (repeats && step.bytes.empty()) {
       throw std::logic_error("HostilePeer: a flood or drip step needs bytes to repeat");
     }
   }
-  listen_on(port);
+  listener_.start([this](int fd) {
+    ++connections_;
+    handle(fd);
+  });
 }
 
-void HostilePeer::listen_on(std::uint16_t port) {
-  if (::pipe2(wake_fds_, O_CLOEXEC) != 0) throw std::runtime_error("HostilePeer: pipe2 failed");
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  sockaddr_in sin{};
-  socklen_t len = sizeof sin;
-  for (;;) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const int one = 1;
-    if (port != 0) ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sin = {};
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    len = sizeof sin;
-    if (listen_fd_ >= 0 && ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sin), len) == 0 &&
-        ::listen(listen_fd_, 16) == 0 &&
-        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&sin), &len) == 0) {
-      break;
-    }
-    if (listen_fd_ >= 0) ::close(listen_fd_);
-    listen_fd_ = -1;
-    if (port == 0 || std::chrono::steady_clock::now() >= give_up) {
-      ::close(wake_fds_[0]);
-      ::close(wake_fds_[1]);
-      throw std::runtime_error("HostilePeer: cannot listen on 127.0.0.1:" + std::to_string(port));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  port_ = ntohs(sin.sin_port);
-  thread_ = std::thread([this] { serve(); });
-}
+HostilePeer::~HostilePeer() { listener_.stop(); }
 
-HostilePeer::~HostilePeer() {
-  const char byte = 'x';
-  (void)!::write(wake_fds_[1], &byte, 1);
-  if (thread_.joinable()) thread_.join();
-  for (const int fd : held_) ::close(fd);
-  ::close(listen_fd_);
-  ::close(wake_fds_[0]);
-  ::close(wake_fds_[1]);
-}
-
-int HostilePeer::connections_settled() { return accepted_.settle(port_, "HostilePeer"); }
+int HostilePeer::connections_settled() { return listener_.connections_settled(); }
 
 std::vector<std::string> HostilePeer::client_hellos() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   return hellos_;
-}
-
-bool HostilePeer::wait_readable(int fd, int timeout_ms) {
-  return wait_readable_unless_woken(fd, wake_fds_[0], timeout_ms);
-}
-
-void HostilePeer::serve() {
-  while (wait_readable(listen_fd_, -1)) {
-    sockaddr_in peer{};
-    socklen_t len = sizeof peer;
-    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    accepted_.record(ntohs(peer.sin_port));
-    ++connections_;
-    handle(fd);
-  }
 }
 
 std::string HostilePeer::read_hello(int fd) {
@@ -125,7 +78,7 @@ bool HostilePeer::send_all(int fd, std::string_view data) {
     }
     if (n < 0 && errno != EAGAIN && errno != EINTR) return false;  // the client went away
     // A client that stopped reading: wait for room, or for the destructor.
-    pollfd fds[2] = {{fd, POLLOUT, 0}, {wake_fds_[0], POLLIN, 0}};
+    pollfd fds[2] = {{fd, POLLOUT, 0}, {listener_.wake_fd(), POLLIN, 0}};
     if (::poll(fds, 2, 1000) < 0 && errno != EINTR) return false;
     if ((fds[1].revents & POLLIN) != 0) return false;
   }
@@ -137,7 +90,7 @@ bool HostilePeer::play(int fd) {
   // Sleeps `ms` unless told to stop; false when stopping.
   auto pause = [this](std::chrono::milliseconds ms) {
     if (ms.count() == 0) return true;
-    pollfd wake{wake_fds_[0], POLLIN, 0};
+    pollfd wake{listener_.wake_fd(), POLLIN, 0};
     return ::poll(&wake, 1, static_cast<int>(ms.count())) == 0;
   };
   for (const Step& step : script_) {
@@ -174,8 +127,7 @@ bool HostilePeer::play(int fd) {
           }
         }
       case Kind::hold: {
-        const std::lock_guard<std::mutex> lock(mutex_);
-        held_.push_back(fd);
+        listener_.hold(fd);
         return false;
       }
     }
@@ -206,8 +158,7 @@ void HostilePeer::handle(int fd) {
   switch (behavior_) {
     case Behavior::silent: {
       (void)read_hello(fd);
-      const std::lock_guard<std::mutex> lock(mutex_);
-      held_.push_back(fd);
+      listener_.hold(fd);
       return;
     }
     case Behavior::plain_http:

@@ -12,7 +12,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "support/net.hpp"
@@ -53,7 +52,7 @@ class HostilePeer {
   HostilePeer& operator=(const HostilePeer&) = delete;
   ~HostilePeer();
 
-  std::uint16_t port() const noexcept { return port_; }
+  std::uint16_t port() const noexcept { return listener_.port(); }
   // Connections accepted so far.
   int connections() const noexcept { return connections_.load(); }
   // Connections made before now (not counting its own probes): makes a probe connection and
@@ -63,29 +62,22 @@ class HostilePeer {
   std::vector<std::string> client_hellos() const;
 
  private:
-  void listen_on(std::uint16_t port);
-  void serve();
   void handle(int fd);
-  // Plays the script; false when the connection was handed to held_ (it stays open).
+  // Plays the script; false when the connection was handed to listener_.hold() (stays open).
   bool play(int fd);
   // Sends all of data unless the client went away or stop was asked; false then.
   bool send_all(int fd, std::string_view data);
   // Reads until one whole TLS record (or 4 KiB of anything) arrived, the peer closed, or stop.
   std::string read_hello(int fd);
-  // Waits until fd is readable or stop() was called; false on stop or timeout.
-  bool wait_readable(int fd, int timeout_ms);
+  // Waits until fd is readable or the peer is being destroyed; false then or on timeout.
+  bool wait_readable(int fd, int timeout_ms) { return listener_.wait_readable(fd, timeout_ms); }
 
   Behavior behavior_ = Behavior::silent;
   Script script_;
-  int listen_fd_ = -1;
-  int wake_fds_[2] = {-1, -1};
-  std::uint16_t port_ = 0;
   std::atomic<int> connections_{0};
   mutable std::mutex mutex_;
   std::vector<std::string> hellos_;
-  std::vector<int> held_;  // connections a silent peer keeps open
-  AcceptLog accepted_;
-  std::thread thread_;
+  LoopbackListener listener_;  // last: stopped before the state its thread uses goes away
 };
 
 // The server_name (SNI) a TLS ClientHello carries, or nullopt when it sends none.

@@ -19,14 +19,6 @@ namespace {
 
 constexpr std::size_t kMaxRequest = std::size_t{64} * 1024;
 
-sockaddr_in loopback(std::uint16_t port) {
-  sockaddr_in sin{};
-  sin.sin_family = AF_INET;
-  sin.sin_port = htons(port);
-  sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return sin;
-}
-
 void send_all(int fd, const std::string& data) {
   std::size_t off = 0;
   while (off < data.size()) {
@@ -48,45 +40,19 @@ std::size_t content_length(const std::string& head) {
 
 }  // namespace
 
-HttpServer::HttpServer(std::uint16_t port, Behavior behavior) : behavior_(behavior) {
-  if (::pipe2(wake_fds_, O_CLOEXEC) != 0) throw std::runtime_error("HttpServer: pipe2 failed");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  std::string why;
-  for (;;) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const int one = 1;
-    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in sin = loopback(port);
-    if (listen_fd_ >= 0 && ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sin), sizeof sin) == 0 &&
-        ::listen(listen_fd_, 16) == 0) {
-      break;
+HttpServer::HttpServer(std::uint16_t port, Behavior behavior)
+    : behavior_(behavior), listener_("HttpServer", port) {
+  listener_.start([this](int fd) {
+    if (behavior_ == Behavior::silent) {
+      listener_.hold(fd);
+      return;
     }
-    why = std::strerror(errno);
-    if (listen_fd_ >= 0) ::close(listen_fd_);
-    listen_fd_ = -1;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::close(wake_fds_[0]);
-      ::close(wake_fds_[1]);
-      throw std::runtime_error("HttpServer: cannot listen on 127.0.0.1:" + std::to_string(port) +
-                               " (" + why +
-                               "); is a test without the pki_fixed_ports lock, "
-                               "or a stray server, using it?");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  port_ = port;
-  thread_ = std::thread([this] { run(); });
+    handle(fd);
+    ::close(fd);
+  });
 }
 
-HttpServer::~HttpServer() {
-  const char byte = 'x';
-  (void)!::write(wake_fds_[1], &byte, 1);
-  if (thread_.joinable()) thread_.join();
-  for (const int fd : held_) ::close(fd);
-  ::close(listen_fd_);
-  ::close(wake_fds_[0]);
-  ::close(wake_fds_[1]);
-}
+HttpServer::~HttpServer() { listener_.stop(); }
 
 void HttpServer::serve(const std::string& path, std::string body) {
   const std::lock_guard<std::mutex> lock(mutex_);
@@ -98,28 +64,7 @@ std::vector<std::string> HttpServer::requests() const {
   return requests_;
 }
 
-int HttpServer::connections_settled() { return accepted_.settle(port_, "HttpServer"); }
-
-bool HttpServer::wait_readable(int fd, int timeout_ms) {
-  return wait_readable_unless_woken(fd, wake_fds_[0], timeout_ms);
-}
-
-void HttpServer::run() {
-  while (wait_readable(listen_fd_, -1)) {
-    sockaddr_in peer{};
-    socklen_t len = sizeof peer;
-    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    accepted_.record(ntohs(peer.sin_port));
-    if (behavior_ == Behavior::silent) {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      held_.push_back(fd);
-      continue;
-    }
-    handle(fd);
-    ::close(fd);
-  }
-}
+int HttpServer::connections_settled() { return listener_.connections_settled(); }
 
 void HttpServer::handle(int fd) {
   std::string data;
@@ -131,7 +76,7 @@ void HttpServer::handle(int fd) {
         data.size() >= head_end + 4 + content_length(data.substr(0, head_end + 2))) {
       break;
     }
-    if (!wait_readable(fd, 5000)) return;
+    if (!listener_.wait_readable(fd, 5000)) return;
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
     if (n <= 0) break;
     data.append(buf, static_cast<std::size_t>(n));
@@ -156,7 +101,7 @@ void HttpServer::handle(int fd) {
   send_all(fd, response);
   // Close only after the client did, so our FIN never races its last read.
   ::shutdown(fd, SHUT_WR);
-  while (wait_readable(fd, 2000) && ::recv(fd, buf, sizeof buf, 0) > 0) {
+  while (listener_.wait_readable(fd, 2000) && ::recv(fd, buf, sizeof buf, 0) > 0) {
   }
 }
 

@@ -7,12 +7,10 @@
 // The port is fixed, so two of these (or python -m http.server) cannot run at once: every test
 // that starts one must carry the ctest RESOURCE_LOCK "pki_fixed_ports" (see tests/CMakeLists.txt).
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "support/net.hpp"
@@ -40,7 +38,7 @@ class HttpServer {
   // Serves `body` at `path` ("/intermediate.der"); replaces what was there.
   void serve(const std::string& path, std::string body);
 
-  std::uint16_t port() const noexcept { return port_; }
+  std::uint16_t port() const noexcept { return listener_.port(); }
   // Request lines received so far ("GET /intermediate.der"), in order.
   std::vector<std::string> requests() const;
   // Connections made before now (not counting its own probes): connects a probe and waits
@@ -48,20 +46,13 @@ class HttpServer {
   int connections_settled();
 
  private:
-  void run();
   void handle(int fd);
-  bool wait_readable(int fd, int timeout_ms);
 
   Behavior behavior_;
-  int listen_fd_ = -1;
-  int wake_fds_[2] = {-1, -1};
-  std::uint16_t port_ = 0;
   mutable std::mutex mutex_;
   std::map<std::string, std::string> bodies_;
   std::vector<std::string> requests_;
-  std::vector<int> held_;  // connections a silent server keeps open
-  AcceptLog accepted_;
-  std::thread thread_;
+  LoopbackListener listener_;  // last: stopped before the state its thread uses goes away
 };
 
 }  // namespace getcert::test

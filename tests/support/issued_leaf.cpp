@@ -38,6 +38,15 @@ ServedChain issue_leaf(const TempDir& dir, const std::string& stem, const std::s
   return issue_leaf(dir, stem, spec);
 }
 
+ServedChain issue_must_staple_leaf(const TempDir& dir, const std::string& stem,
+                                   const std::string& name, const std::vector<TestSct>& scts) {
+  LeafSpec spec;
+  spec.cn = name;
+  spec.san = "DNS:" + name;
+  spec.extra_extensions = sct_list_extension(scts) + "tlsfeature = status_request\n";
+  return issue_leaf(dir, stem, spec);
+}
+
 std::string sct_list_extension(const std::vector<TestSct>& scts) {
   auto put16 = [](std::vector<std::uint8_t>& out, std::size_t n) {
     out.push_back(static_cast<std::uint8_t>(n >> 8U));

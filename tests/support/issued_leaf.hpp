@@ -44,4 +44,9 @@ struct TestSct {
 // SCT list: "1.3.6.1.4.1.11129.2.4.2 = DER:04:..".
 std::string sct_list_extension(const std::vector<TestSct>& scts);
 
+// A must-staple leaf (TLS Feature status_request) for `name`, its CN and only SAN (DNS), that
+// embeds `scts`; written as issue_leaf() writes STEM.*.
+ServedChain issue_must_staple_leaf(const TempDir& dir, const std::string& stem,
+                                   const std::string& name, const std::vector<TestSct>& scts);
+
 }  // namespace getcert::test

@@ -1,12 +1,14 @@
 #include "support/net.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <thread>
 
@@ -153,6 +155,87 @@ int AcceptLog::settle(std::uint16_t server_port, const char* server_name) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
+}
+
+LoopbackListener::LoopbackListener(const char* server_name, std::uint16_t port)
+    : server_name_(server_name) {
+  if (::pipe2(wake_fds_, O_CLOEXEC) != 0) {
+    throw std::runtime_error(std::string(server_name) + ": pipe2 failed");
+  }
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int one = 1;
+    if (listen_fd_ >= 0 && port != 0) {
+      ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    }
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(port);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sin;
+    if (listen_fd_ >= 0 && ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sin), len) == 0 &&
+        ::listen(listen_fd_, 16) == 0 &&
+        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&sin), &len) == 0) {
+      port_ = ntohs(sin.sin_port);
+      return;
+    }
+    const std::string why = std::strerror(errno);
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    listen_fd_ = -1;
+    if (port == 0 || std::chrono::steady_clock::now() >= give_up) {
+      ::close(wake_fds_[0]);
+      ::close(wake_fds_[1]);
+      wake_fds_[0] = wake_fds_[1] = -1;
+      throw std::runtime_error(
+          std::string(server_name) + ": cannot listen on 127.0.0.1:" + std::to_string(port) + " (" +
+          why + ")" +
+          (port == 0 ? ""
+                     : "; is a test without the pki_fixed_ports lock, or a stray server, "
+                       "using it?"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+LoopbackListener::~LoopbackListener() {
+  stop();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (wake_fds_[0] >= 0) ::close(wake_fds_[0]);
+  if (wake_fds_[1] >= 0) ::close(wake_fds_[1]);
+}
+
+void LoopbackListener::start(std::function<void(int fd)> on_accept) {
+  thread_ = std::thread([this, on_accept = std::move(on_accept)] {
+    while (wait_readable(listen_fd_, -1)) {
+      sockaddr_in peer{};
+      socklen_t len = sizeof peer;
+      const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
+      if (fd < 0) continue;
+      accepted_.record(ntohs(peer.sin_port));
+      on_accept(fd);
+    }
+  });
+}
+
+void LoopbackListener::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  const char byte = 'x';
+  (void)!::write(wake_fds_[1], &byte, 1);
+  if (thread_.joinable()) thread_.join();
+  const std::lock_guard<std::mutex> lock(held_mutex_);
+  for (const int fd : held_) ::close(fd);
+  held_.clear();
+}
+
+bool LoopbackListener::wait_readable(int fd, int timeout_ms) {
+  return wait_readable_unless_woken(fd, wake_fds_[0], timeout_ms);
+}
+
+void LoopbackListener::hold(int fd) {
+  const std::lock_guard<std::mutex> lock(held_mutex_);
+  held_.push_back(fd);
 }
 
 }  // namespace getcert::test

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -53,6 +54,20 @@ std::vector<std::string> merged_environment(const std::vector<std::string>& extr
   return env;
 }
 
+// Writes all of `data` at the start of fd (a fresh memory file), leaving its offset at 0 so
+// the child reads it from the beginning.
+bool write_all_at_start(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n =
+        ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
   std::vector<char*> out;
   out.reserve(strings.size() + 1);
@@ -79,9 +94,23 @@ Process Process::spawn(const std::vector<std::string>& argv_in, const SpawnOptio
   p.err_fd_ = ::memfd_create("child-stderr", MFD_CLOEXEC);
   if (p.out_fd_ < 0 || p.err_fd_ < 0) throw std::runtime_error("memfd_create failed");
 
+  // The child's stdin: a memory file holding stdin_text (read from offset 0), or a path.
+  int in_fd = -1;
+  if (options.stdin_text) {
+    in_fd = ::memfd_create("child-stdin", MFD_CLOEXEC);
+    if (in_fd < 0 || !write_all_at_start(in_fd, *options.stdin_text)) {
+      if (in_fd >= 0) ::close(in_fd);
+      throw std::runtime_error("cannot prepare stdin for " + argv_in[0]);
+    }
+  }
+
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, options.stdin_path.c_str(), O_RDONLY, 0);
+  if (in_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, in_fd, 0);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 0, options.stdin_path.c_str(), O_RDONLY, 0);
+  }
   posix_spawn_file_actions_adddup2(&actions, p.out_fd_, 1);
   posix_spawn_file_actions_adddup2(&actions, p.err_fd_, 2);
   posix_spawnattr_t attr;
@@ -100,6 +129,7 @@ Process Process::spawn(const std::vector<std::string>& argv_in, const SpawnOptio
   const int rc = ::posix_spawnp(&p.pid_, c_argv[0], &actions, &attr, c_argv.data(), c_env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
+  if (in_fd >= 0) ::close(in_fd);
   p.own_group_ = options.own_process_group;
   if (rc != 0) {
     p.pid_ = -1;
@@ -198,6 +228,26 @@ RunResult run(const std::vector<std::string>& argv, std::chrono::milliseconds li
   r.out = p.stdout_text();
   r.err = p.stderr_text();
   return r;
+}
+
+RunResult run_with_input(const std::vector<std::string>& argv, const std::string& input,
+                         std::chrono::milliseconds limit) {
+  SpawnOptions options;
+  options.stdin_text = input;
+  return run(argv, limit, options);
+}
+
+bool have_tool(const std::string& tool) {
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, end - start);
+    if (::access(((dir.empty() ? "." : dir) + "/" + tool).c_str(), X_OK) == 0) return true;
+    if (end == std::string::npos) return false;
+    start = end + 1;
+  }
 }
 
 RunResult run_shell(const std::string& script, std::chrono::milliseconds limit) {

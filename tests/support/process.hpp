@@ -15,6 +15,8 @@ namespace getcert::test {
 struct SpawnOptions {
   std::vector<std::string> extra_env;  // "NAME=value", added to (or overriding) ours
   std::string stdin_path = "/dev/null";
+  // When set, the child reads these bytes as its stdin instead of stdin_path.
+  std::optional<std::string> stdin_text;
   // Ask the kernel to SIGKILL the child when this process dies, even by a crash, so a
   // crashed test never leaves a server behind (uses setpriv --pdeathsig when installed).
   bool die_with_parent = false;
@@ -68,6 +70,13 @@ struct RunResult {
 RunResult run(const std::vector<std::string>& argv,
               std::chrono::milliseconds limit = std::chrono::seconds(30),
               const SpawnOptions& options = {});
+
+// Runs a command with `input` as its stdin.
+RunResult run_with_input(const std::vector<std::string>& argv, const std::string& input,
+                         std::chrono::milliseconds limit = std::chrono::seconds(30));
+
+// True when `tool` names an executable file in a directory of PATH (what spawn would find).
+bool have_tool(const std::string& tool);
 
 // Runs a shell pipeline through /bin/sh -c.
 RunResult run_shell(const std::string& script,

@@ -6,9 +6,11 @@ PROTO is smtp, imap, pop3, ftp or postgres. With --refuse it declines the upgrad
 --expect-ehlo, an SMTP client that announces another name is answered 501 quoting it.
 Serves connections one after another until killed; prints "ready" once listening.
 """
-import socket
 import ssl
 import sys
+
+sys.dont_write_bytecode = True  # importing loopback must not leave __pycache__ in the sources
+from loopback import connections  # noqa: E402 (after the line above)
 
 
 def lines(conn):
@@ -65,13 +67,7 @@ def main():
         expect_ehlo = sys.argv[sys.argv.index("--expect-ehlo") + 1]
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(chain, key)
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(8)
-    print("ready", flush=True)
-    while True:
-        conn, _ = listener.accept()
+    for conn in connections(port):
         try:
             conn.settimeout(10)
             if preamble(proto, conn, refuse, expect_ehlo):
