@@ -12,11 +12,6 @@
 #include "ossl_extra.hpp"
 
 namespace getcert::pkcs12 {
-
-void secure_wipe(void* p, std::size_t len) noexcept {
-  if (p != nullptr && len > 0) OPENSSL_cleanse(p, len);
-}
-
 namespace detail {
 
 using getcert::detail::clear_errors;
