@@ -110,7 +110,8 @@ class ShowCommand final : public Command {
     } catch (const std::exception& e) {
       const Error error(Errc::internal, file + ": cannot show this file: " + e.what());
       const int code = report_error(term, global, error);
-      if (format_ == OutputFormat::json) term.out << json_text(error_json(file, error, code), false) << "\n";
+      if (format_ == OutputFormat::json)
+        term.out << json_text(error_json(file, error, code), false) << "\n";
       return code;
     }
   }

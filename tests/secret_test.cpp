@@ -25,7 +25,7 @@
 namespace {
 
 std::atomic<bool> g_watching{false};
-std::string_view g_needle;          // set only while not watching
+std::string_view g_needle;  // set only while not watching
 std::atomic<int> g_freed_with_needle{0};
 std::atomic<int> g_freed_blocks{0};
 
@@ -131,12 +131,12 @@ TEST_CASE("copies, moves and replaced values of a Secret are all wiped", "[pkcs1
   bool held = false;
   const auto freed = watch_frees(kLong, [&] {
     Secret a(std::string_view{kLong});
-    Secret b = a;                   // copy
-    Secret c = std::move(a);        // move: the block changes hands
+    Secret b = a;             // copy
+    Secret c = std::move(a);  // move: the block changes hands
     Secret d("something else, long enough to need its own heap block");
-    d = b;                          // copy-assign over an existing value
+    d = b;  // copy-assign over an existing value
     Secret e("and another one, also long enough for a heap block here");
-    e = std::move(c);               // move-assign: e's old block is freed
+    e = std::move(c);  // move-assign: e's old block is freed
     b.clear();
     held = d.view() == kLong && e.view() == kLong && b.empty();
   });

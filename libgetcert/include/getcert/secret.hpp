@@ -56,11 +56,11 @@ class Secret {
   static constexpr std::size_t kMinCapacity = 64;
 
   Secret() noexcept = default;
-  Secret(std::string_view text);      // NOLINT(google-explicit-constructor): a password literal
-  Secret(const char* text);           // NOLINT(google-explicit-constructor)
-  Secret(const std::string& text);    // NOLINT(google-explicit-constructor)
-  Secret(const SecureString& text);   // NOLINT(google-explicit-constructor)
-  Secret(SecureString&& text);        // NOLINT(google-explicit-constructor): takes its block
+  Secret(std::string_view text);     // NOLINT(google-explicit-constructor): a password literal
+  Secret(const char* text);          // NOLINT(google-explicit-constructor)
+  Secret(const std::string& text);   // NOLINT(google-explicit-constructor)
+  Secret(const SecureString& text);  // NOLINT(google-explicit-constructor)
+  Secret(SecureString&& text);       // NOLINT(google-explicit-constructor): takes its block
   Secret(const Secret& other);
   Secret(Secret&& other) noexcept;
   Secret& operator=(const Secret& other);
