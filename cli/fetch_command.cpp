@@ -15,6 +15,7 @@
 #include "input_file.hpp"
 #include "p12_input.hpp"
 #include "render.hpp"
+#include "render_format.hpp"
 #include "report.hpp"
 #include "safe_file.hpp"
 #include "time_args.hpp"
@@ -24,7 +25,7 @@ namespace getcert::cli {
 namespace {
 
 enum class Select { presented, leaf, intermediates, root, verified, fullchain };
-enum class Format { pem, der, json, text, prometheus };
+using Format = OutputFormat;
 
 struct FetchArgs {
   std::vector<std::string> targets;
@@ -181,13 +182,9 @@ class FetchCommand final : public Command {
                     "HOST, HOST:PORT, [IPv6]:PORT, bare IP, or https://HOST[:PORT]/path "
                     "(port defaults to 443)");
     add_fleet_options(cmd, args_.fleet);
-    with_choices(cmd->add_option("-o,--output", args_.format,
-                                 "Output format: pem (default), der, json, text, prometheus"),
-                 std::map<std::string, Format>{{"pem", Format::pem},
-                                               {"der", Format::der},
-                                               {"json", Format::json},
-                                               {"text", Format::text},
-                                               {"prometheus", Format::prometheus}});
+    add_output_option(cmd, args_.format,
+                      {Format::pem, Format::der, Format::json, Format::text, Format::prometheus},
+                      "Output format: pem (default), der, json, text, prometheus");
     with_choices(
         cmd->add_option("--select", args_.select,
                         "Which certificates: presented (default, as sent), leaf, intermediates, "
@@ -381,9 +378,12 @@ class FetchCommand final : public Command {
     if (!args_.client_cert.empty()) {
       auto cert = text_of(args_.client_cert);
       if (!cert) return tl::unexpected(cert.error());
-      auto key = text_of(args_.client_key);
-      if (!key) return tl::unexpected(key.error());
-      return ClientIdentity{std::move(*cert), std::move(*key)};
+      auto key_bytes = read_input(args_.client_key, term);
+      if (!key_bytes) return tl::unexpected(key_bytes.error());
+      Secret key(
+          std::string_view(reinterpret_cast<const char*>(key_bytes->data()), key_bytes->size()));
+      secure_wipe(key_bytes->data(), key_bytes->size());
+      return ClientIdentity{std::move(*cert), std::move(key)};
     }
     if (args_.client_p12.empty()) return std::nullopt;
     auto bytes = read_input(args_.client_p12, term);
@@ -397,8 +397,7 @@ class FetchCommand final : public Command {
       for (const auto& c : id.chain) {
         if (!c.self_signed) certs += c.pem();
       }
-      const auto key = id.key.pem();
-      return ClientIdentity{std::move(certs), std::string(key.data(), key.size())};
+      return ClientIdentity{std::move(certs), id.key.pem()};
     }
     return fail(Errc::malformed_input,
                 args_.client_p12 +

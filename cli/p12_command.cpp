@@ -12,9 +12,10 @@
 #include "getcert/pkcs12.hpp"
 #include "getcert/text.hpp"
 #include "input_file.hpp"
-#include "keystore_render.hpp"
 #include "p12_input.hpp"
-#include "p12_render.hpp"
+#include "render_format.hpp"
+#include "render_keystore.hpp"
+#include "render_p12.hpp"
 #include "report.hpp"
 #include "safe_file.hpp"
 
@@ -172,14 +173,13 @@ class P12Command final : public Command {
     for (std::size_t i = 0; i < ids.size(); ++i) {
       const std::string suffix = ids.size() > 1 ? "-" + std::to_string(i + 1) : "";
       const auto& id = ids[i];
-      std::string key;
+      Secret key;
       if (key_pass) {
         auto enc = id.key.encrypted_pem(std::string_view(key_pass->data(), key_pass->size()));
         if (!enc) return tl::unexpected(enc.error());
-        key.assign(enc->data(), enc->size());
+        key = std::move(*enc);
       } else {
-        const auto pem = id.key.pem();
-        key.assign(pem.data(), pem.size());
+        key = id.key.pem();
       }
       out.push_back({dir + "/key" + suffix + ".pem", std::move(key), 0600});
       if (id.leaf) {
@@ -196,9 +196,10 @@ class P12Command final : public Command {
     return out;
   }
 
-  std::string combined_pem(const Converted& c,
-                           const std::optional<pkcs12::SecureString>& key_pass) {
-    std::string out;
+  // Holds private keys: built in wiping memory, never in a plain std::string.
+  pkcs12::SecureString combined_pem(const Converted& c,
+                                    const std::optional<pkcs12::SecureString>& key_pass) {
+    pkcs12::SecureString out;
     for (const auto& id : c.bundle.identities) {
       if (key_pass) {
         auto enc = id.key.encrypted_pem(std::string_view(key_pass->data(), key_pass->size()));
@@ -207,9 +208,14 @@ class P12Command final : public Command {
         const auto pem = id.key.pem();
         out.append(pem.data(), pem.size());
       }
-      if (id.leaf) out += id.leaf->pem() + to_pem(intermediates_of(id));
+      if (id.leaf) {
+        const std::string certs = id.leaf->pem() + to_pem(intermediates_of(id));
+        out.append(certs.data(), certs.size());
+      }
     }
-    return out + to_pem(ca_certs_of(c.bundle));
+    const std::string cas = to_pem(ca_certs_of(c.bundle));
+    out.append(cas.data(), cas.size());
+    return out;
   }
 
   int run_topem(Terminal& term, const GlobalOptions& global) {
@@ -298,8 +304,8 @@ class P12Command final : public Command {
         ->add_option("files", info_files_,
                      "Key stores: PKCS#12 (DER, base64 or PEM), JKS, JCEKS; '-' = stdin")
         ->required();
-    info_->add_option("-o,--output", info_format_, "text (default) or json")
-        ->check(CLI::IsMember({"text", "json"}));
+    add_output_option(info_, info_format_, {OutputFormat::text, OutputFormat::json},
+                      "text (default) or json");
     add_p12_input_options(info_, p12_args_);
     info_->footer(
         "Examples:\n  getcert p12 info bundle.p12 --password-stdin < pw.txt\n"
@@ -315,13 +321,13 @@ class P12Command final : public Command {
                          : Result<pkcs12::Keystore>(tl::unexpected(bytes.error()));
       if (!store) {
         const int code = report_error(term, global, store.error());
-        if (info_format_ == "json") {
+        if (info_format_ == OutputFormat::json) {
           term.out << json_text(error_json(f, store.error(), code), false) << "\n";
         }
         if (rc == kExitOk) rc = code;
         continue;
       }
-      if (info_format_ == "json") {
+      if (info_format_ == OutputFormat::json) {
         term.out << json_text(keystore_json(f, *store, now),
                               term.stdout_is_tty && info_files_.size() == 1)
                  << "\n";
@@ -389,19 +395,20 @@ class P12Command final : public Command {
       *password = std::move(*first);
     }
     pkcs12::CreateOptions options;
-    options.password = std::string((*password)->data(), (*password)->size());
+    options.password = **password;
     options.legacy = create_legacy_;
     options.friendly_name = create_name_;
     options.iterations = create_iterations_;
     if (!key_passphrase_file_.empty()) {
       auto pass = read_secret_file(key_passphrase_file_);
       if (!pass) return report_error(term, global, pass.error());
-      options.key_passphrase = std::string(pass->data(), pass->size());
+      options.key_passphrase = *pass;
     }
-    const std::string key_pem(key->begin(), key->end());
+    const Secret key_pem(std::string_view(reinterpret_cast<const char*>(key->data()), key->size()));
+    secure_wipe(key->data(), key->size());
     auto der = pkcs12::create(key_pem, certs, options);
     if (!der) return report_error(term, global, der.error());
-    const std::string bytes(der->begin(), der->end());
+    const std::string_view bytes(reinterpret_cast<const char*>(der->data()), der->size());
     if (auto ok = write_files_atomically({{create_out_, bytes, 0600}}, force_); !ok) {
       return report_error(term, global, ok.error());
     }
@@ -421,7 +428,7 @@ class P12Command final : public Command {
   std::string key_passphrase_file_;
   bool force_ = false;
   std::vector<std::string> info_files_;
-  std::string info_format_ = "text";
+  OutputFormat info_format_ = OutputFormat::text;
   std::string create_key_;
   std::string create_cert_;
   std::vector<std::string> create_chain_;

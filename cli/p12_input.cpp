@@ -63,10 +63,8 @@ Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
   pkcs12::KeystoreOptions options;
   options.max_iterations = args.max_iterations;
   options.list_without_password = list_without_password;
-  if (*password) options.password = std::string((*password)->data(), (*password)->size());
-  if (*key_password) {
-    options.key_password = std::string((*key_password)->data(), (*key_password)->size());
-  }
+  if (*password) options.password = **password;
+  if (*key_password) options.key_password = **key_password;
   auto store = pkcs12::read_keystore(bytes, options);
   const std::string_view kKeyPassword = "wrong key password";
   auto is_key_error = [&](const Error& e) { return e.message.rfind(kKeyPassword, 0) == 0; };
@@ -74,7 +72,7 @@ Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
       !*password && term.stdin_is_tty) {
     auto typed = prompt_password("Password for " + escape_untrusted(name) + ": ", term);
     if (!typed) return tl::unexpected(typed.error());
-    options.password = std::string(typed->data(), typed->size());
+    options.password = std::move(*typed);
     store = pkcs12::read_keystore(bytes, options);
   }
   if (!store) {

@@ -5,7 +5,9 @@
 // what they return is safe for a terminal and each field stays on its own line.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -36,5 +38,14 @@ std::string verification_text(const Verification& v);
 std::string fetch_text(const FetchResult& result, std::int64_t now);
 // One line for a terminal: "localhost:443: verified (TLSv1.3, 3 certificates, ...)".
 std::string verdict_line(const FetchResult& result, std::int64_t now);
+
+// `getcert show`: one local file's certificates (`format` names how it was stored: "pem",
+// "der", "pkcs7", "pkcs12", ...) and, when it was verified, the verdict.
+Json show_json(const std::string& file, const std::string& format,
+               const std::vector<Certificate>& certs, const std::optional<Verification>& verdict,
+               std::int64_t now);
+std::string show_text(const std::string& file, const std::string& format,
+                      const std::vector<Certificate>& certs,
+                      const std::optional<Verification>& verdict, std::int64_t now);
 
 }  // namespace getcert::cli

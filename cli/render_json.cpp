@@ -154,4 +154,22 @@ std::string json_text(Json document, bool pretty) {
   return document.dump(pretty ? 2 : -1, ' ', false, Json::error_handler_t::replace);
 }
 
+Json show_json(const std::string& file, const std::string& format,
+               const std::vector<Certificate>& certs, const std::optional<Verification>& verdict,
+               std::int64_t now) {
+  Json listed = Json::array();
+  for (const auto& c : certs) listed.push_back(certificate_json(c, now));
+  Json j{{"schema", kJsonSchema},
+         {"file", file},
+         {"format", format},
+         {"certificates", listed},
+         {"verification", verdict ? verification_json(*verdict) : Json(nullptr)}};
+  if (verdict) {
+    Json verified = Json::array();
+    for (const auto& c : verdict->verified_chain) verified.push_back(certificate_json(c, now));
+    j["verified_chain"] = verified;
+  }
+  return j;
+}
+
 }  // namespace getcert::cli

@@ -162,4 +162,17 @@ std::string verdict_line(const FetchResult& r, std::int64_t now) {
   return o.str();
 }
 
+std::string show_text(const std::string& file, const std::string& format,
+                      const std::vector<Certificate>& certs,
+                      const std::optional<Verification>& verdict, std::int64_t now) {
+  std::string out = "File:       " + escape_untrusted(file) + " (" + format + ", " +
+                    std::to_string(certs.size()) + " certificate" + (certs.size() == 1 ? "" : "s") +
+                    ")\n";
+  if (verdict) out += verification_text(*verdict);
+  for (std::size_t i = 0; i < certs.size(); ++i) {
+    out += "[" + std::to_string(i) + "]\n" + certificate_text(certs[i], now, "  ");
+  }
+  return out;
+}
+
 }  // namespace getcert::cli

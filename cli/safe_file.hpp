@@ -8,12 +8,15 @@
 #include <vector>
 
 #include "getcert/error.hpp"
+#include "getcert/secret.hpp"
 
 namespace getcert::cli {
 
 struct PendingFile {
   std::string path;
-  std::string content;
+  // Wiped when the PendingFile goes away: it may be a private key, which goes from the decoder
+  // (a SecureString) to the file without ever sitting in a plain std::string.
+  Secret content;
   mode_t mode = 0644;  // private keys: 0600
 };
 

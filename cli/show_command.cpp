@@ -9,6 +9,7 @@
 #include "input_file.hpp"
 #include "p12_input.hpp"
 #include "render.hpp"
+#include "render_format.hpp"
 #include "report.hpp"
 #include "verify_args.hpp"
 
@@ -28,8 +29,8 @@ class ShowCommand final : public Command {
         "Inspect local certificate files: PEM, DER, PKCS#7, PKCS#12, JKS or JCEKS, also as "
         "base64 ('-' = stdin)");
     cmd->add_option("files", files_, "Files to inspect")->required();
-    cmd->add_option("-o,--output", format_, "text (default), json or pem")
-        ->check(CLI::IsMember({"text", "json", "pem"}));
+    add_output_option(cmd, format_, {OutputFormat::text, OutputFormat::json, OutputFormat::pem},
+                      "text (default), json or pem");
     cmd->add_flag("--verify", verify_, "Verify the chain (first certificate = leaf), offline");
     cmd->add_option("--host", host_, "With --verify: the DNS name or IP the leaf must match");
     add_verify_options(cmd, verify_args_, /*online=*/false);
@@ -109,7 +110,8 @@ class ShowCommand final : public Command {
     } catch (const std::exception& e) {
       const Error error(Errc::internal, file + ": cannot show this file: " + e.what());
       const int code = report_error(term, global, error);
-      if (format_ == "json") term.out << json_text(error_json(file, error, code), false) << "\n";
+      if (format_ == OutputFormat::json)
+        term.out << json_text(error_json(file, error, code), false) << "\n";
       return code;
     }
   }
@@ -119,7 +121,7 @@ class ShowCommand final : public Command {
     auto loaded = load(file, term);
     if (!loaded) {
       const int code = report_error(term, global, loaded.error());
-      if (format_ == "json")
+      if (format_ == OutputFormat::json)
         term.out << json_text(error_json(file, loaded.error(), code), false) << "\n";
       return code;
     }
@@ -130,30 +132,14 @@ class ShowCommand final : public Command {
       verdict = std::move(*v);
     }
 
-    if (format_ == "pem") {
+    if (format_ == OutputFormat::pem) {
       term.out << to_pem(loaded->certs);
-    } else if (format_ == "json") {
-      Json certs = Json::array();
-      for (const auto& c : loaded->certs) certs.push_back(certificate_json(c, now));
-      Json j{{"schema", kJsonSchema},
-             {"file", file},
-             {"format", loaded->format},
-             {"certificates", certs},
-             {"verification", verdict ? verification_json(*verdict) : Json(nullptr)}};
-      if (verdict) {
-        Json verified = Json::array();
-        for (const auto& c : verdict->verified_chain) verified.push_back(certificate_json(c, now));
-        j["verified_chain"] = verified;
-      }
-      term.out << json_text(std::move(j), term.stdout_is_tty && files_.size() == 1) << "\n";
+    } else if (format_ == OutputFormat::json) {
+      term.out << json_text(show_json(file, loaded->format, loaded->certs, verdict, now),
+                            term.stdout_is_tty && files_.size() == 1)
+               << "\n";
     } else {
-      term.out << "File:       " << escape_untrusted(file) << " (" << loaded->format << ", "
-               << loaded->certs.size() << " certificate" << (loaded->certs.size() == 1 ? "" : "s")
-               << ")\n";
-      if (verdict) term.out << verification_text(*verdict);
-      for (std::size_t i = 0; i < loaded->certs.size(); ++i) {
-        term.out << "[" << i << "]\n" << certificate_text(loaded->certs[i], now, "  ");
-      }
+      term.out << show_text(file, loaded->format, loaded->certs, verdict, now);
       if (files_.size() > 1) term.out << "\n";
     }
     if (!verdict) return kExitOk;
@@ -164,7 +150,7 @@ class ShowCommand final : public Command {
   }
 
   std::vector<std::string> files_;
-  std::string format_ = "text";
+  OutputFormat format_ = OutputFormat::text;
   bool verify_ = false;
   std::string host_;
   VerifyArgs verify_args_;

@@ -20,7 +20,7 @@ constexpr std::uint64_t kMinimumIterations = 2048;
 // Supplies the key passphrase; without one an encrypted key fails instead of OpenSSL's
 // default callback prompting on the terminal.
 int passphrase_callback(char* buf, int size, int /*rwflag*/, void* user) {
-  const auto* pass = static_cast<const std::string*>(user);
+  const auto* pass = static_cast<const Password*>(user);
   if (pass == nullptr || size <= 0) return -1;
   const std::size_t len = std::min(pass->size(), static_cast<std::size_t>(size));
   // OpenSSL takes the length from the return value; buf needs no terminator.
@@ -30,7 +30,7 @@ int passphrase_callback(char* buf, int size, int /*rwflag*/, void* user) {
 
 }  // namespace
 
-Result<std::vector<std::uint8_t>> create(const std::string& key_pem,
+Result<std::vector<std::uint8_t>> create(const Secret& key_pem,
                                          const std::vector<Certificate>& certs,
                                          const CreateOptions& options) {
   const std::uint64_t iterations = options.iterations == 0
@@ -46,9 +46,9 @@ Result<std::vector<std::uint8_t>> create(const std::string& key_pem,
   if (!key_pem.empty()) {
     if (key_pem.size() > INT_MAX) return fail(Errc::invalid_argument, "key PEM too large");
     internal::BioPtr bio(BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())));
-    const std::string* pass = options.key_passphrase ? &*options.key_passphrase : nullptr;
+    const Password* pass = options.key_passphrase ? &*options.key_passphrase : nullptr;
     key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, passphrase_callback,
-                                      const_cast<std::string*>(pass)));
+                                      const_cast<Password*>(pass)));
     if (!key) {
       return fail(Errc::invalid_argument,
                   pass == nullptr

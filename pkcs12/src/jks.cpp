@@ -466,9 +466,9 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
 
   // The store password: the given one, else the empty one, else (when allowed) none at all.
   std::optional<SecureBytes> store_password;
-  std::string store_password_text;
+  Password store_password_text;
   if (options.password) {
-    SecureBytes pw = utf16be(*options.password);
+    SecureBytes pw = utf16be(options.password->view());
     auto ok = digest_matches(body, stored, pw);
     if (!ok) return tl::unexpected(ok.error());
     if (!*ok) {
@@ -507,11 +507,12 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
       entry.type = "PrivateKeyEntry";
       entry.protection = protection_of(raw.key);
       if (store_password) {
-        const std::string key_password = options.key_password.value_or(store_password_text);
+        const Password& key_password =
+            options.key_password ? *options.key_password : store_password_text;
         Result<std::optional<SecureBytes>> plain =
             raw.key.algorithm == kJksKeyProtectionOid
-                ? jks_unprotect(raw.key, utf16be(key_password))
-                : jceks_unprotect(raw.key, key_password);
+                ? jks_unprotect(raw.key, utf16be(key_password.view()))
+                : jceks_unprotect(raw.key, key_password.view());
         if (!plain) return tl::unexpected(plain.error());
         std::optional<Result<ParsedKey>> parsed;
         if (*plain) parsed = parse_pkcs8(Bytes((*plain)->data(), (*plain)->size()));

@@ -113,7 +113,7 @@ std::string bmp_to_utf8(const std::vector<std::uint8_t>& bmp) {
   return out;
 }
 
-std::vector<PasswordForms> password_candidates(const std::optional<std::string>& password) {
+std::vector<PasswordForms> password_candidates(const std::optional<Password>& password) {
   std::vector<PasswordForms> out;
   if (!password || password->empty()) {
     // Which of the two a producer used is not recorded anywhere; only the MAC (or a successful
@@ -130,7 +130,7 @@ std::vector<PasswordForms> password_candidates(const std::optional<std::string>&
     out.push_back(std::move(empty));
     return out;
   }
-  const std::string_view pw = *password;
+  const std::string_view pw = password->view();
   PasswordForms given;
   given.kind = PasswordKind::given;
   bool ascii = true;

@@ -26,7 +26,7 @@ struct PasswordForms {
 };
 
 // nullopt or "" -> {absent, empty}; anything else -> {given}.
-std::vector<PasswordForms> password_candidates(const std::optional<std::string>& password);
+std::vector<PasswordForms> password_candidates(const std::optional<Password>& password);
 
 // UTF-8 -> BMPString with terminator (non-BMP characters as surrogate pairs); nullopt if the
 // input is not valid UTF-8.

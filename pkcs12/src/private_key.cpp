@@ -13,11 +13,6 @@
 #include "private_key.hpp"
 
 namespace getcert::pkcs12 {
-
-void secure_wipe(void* p, std::size_t len) noexcept {
-  if (p != nullptr && len > 0) OPENSSL_cleanse(p, len);
-}
-
 namespace detail {
 
 Result<ParsedKey> parse_pkcs8(Bytes der) {

@@ -1,11 +1,13 @@
 // Uses every public header from a C++17 translation unit, offline: parses an endpoint, reads
-// and verifies a PEM chain, and opens a PKCS#12 file given on the command line.
+// and verifies a PEM chain, opens a PKCS#12 file given on the command line and turns its
+// identity into TlsMaterial.
 #include <getcert/certificate.hpp>
 #include <getcert/endpoint.hpp>
 #include <getcert/error.hpp>
 #include <getcert/fetch.hpp>
 #include <getcert/fetch_many.hpp>
 #include <getcert/pkcs12.hpp>
+#include <getcert/tls_material.hpp>
 #include <getcert/verify.hpp>
 
 #include <fstream>
@@ -50,6 +52,9 @@ int main(int argc, char** argv) {
   decode.password = "consumer";
   auto bundle = getcert::pkcs12::decode(std::vector<std::uint8_t>(p12.begin(), p12.end()), decode);
   if (!bundle || bundle->identities.size() != 1) return 1;
+  // TlsMaterial comes with getcert::pkcs12: no gRPC needed.
+  auto material = getcert::identity_material(bundle->identities.front());
+  if (!material || material->key_pem.empty() || material->cert_chain_pem.empty()) return 1;
   std::cout << "ok: " << verdict->verified_chain.back().subject << "\n";
   return 0;
 }

@@ -90,13 +90,13 @@ TEST_CASE("create: modern defaults round-trip through decode, openssl and keytoo
       const fs::path file = tmp / ("modern-" + leaf.name + ".p12");
       write_file(file, p12);
       // No -legacy: a modern file must open with OpenSSL 3 defaults.
-      const auto oracle = openssl_extract(file, options.password, {});
+      const auto oracle = openssl_extract(file, std::string(options.password.view()), {});
       INFO(oracle.error);
       REQUIRE(oracle.ok);
       REQUIRE(oracle.keys.size() == 1);
       CHECK(oracle.keys[0] == normalized_key_der(read_file(leaf.key)));
       CHECK(oracle.certs.size() == 3);
-      check_keytool(file, options.password);
+      check_keytool(file, std::string(options.password.view()));
     }
   }
 }
@@ -125,10 +125,10 @@ TEST_CASE("create: legacy mode uses 3DES and a SHA-1 MAC", "[pkcs12]") {
   CHECK(saw_encrypted_safe);
   TempDir tmp;
   write_file(tmp / "legacy.p12", p12);
-  const auto oracle = openssl_extract(tmp / "legacy.p12", options.password, {});
+  const auto oracle = openssl_extract(tmp / "legacy.p12", std::string(options.password.view()), {});
   REQUIRE(oracle.ok);
   CHECK(oracle.keys.at(0) == normalized_key_der(read_file(leaf.key)));
-  check_keytool(tmp / "legacy.p12", options.password);
+  check_keytool(tmp / "legacy.p12", std::string(options.password.view()));
 }
 
 TEST_CASE("create: empty password, non-ASCII password, certs only, encrypted key input",
@@ -156,7 +156,7 @@ TEST_CASE("create: empty password, non-ASCII password, certs only, encrypted key
     REQUIRE(p12.has_value());
     CHECK(decode(*p12, DecodeOptions{options.password}).has_value());
     write_file(tmp / "utf8.p12", *p12);
-    CHECK(openssl_extract(tmp / "utf8.p12", options.password, {}).ok);
+    CHECK(openssl_extract(tmp / "utf8.p12", std::string(options.password.view()), {}).ok);
   }
   SECTION("certificates only: a trust store") {
     CreateOptions options;

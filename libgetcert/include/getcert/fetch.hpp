@@ -19,6 +19,7 @@
 #include "getcert/certificate.hpp"
 #include "getcert/endpoint.hpp"
 #include "getcert/error.hpp"
+#include "getcert/secret.hpp"
 #include "getcert/verify.hpp"
 
 namespace getcert {
@@ -52,7 +53,7 @@ std::string_view to_string(TlsVersion version) noexcept;
 // A certificate to offer when a server asks for one (mutual TLS).
 struct ClientIdentity {
   std::string certificate_pem;  // the client certificate, then any chain certificates to send
-  std::string private_key_pem;  // the certificate's key, unencrypted PEM (PKCS#8 or traditional)
+  Secret private_key_pem;       // the certificate's key, unencrypted PEM (PKCS#8 or traditional)
 };
 
 // How to reach the server and what to offer in the handshake.

@@ -37,11 +37,11 @@ inline constexpr int kMaxJavaSerializationDepth = 16;
 
 struct KeystoreOptions {
   // The store password (PKCS#12: the file password) as UTF-8; nullopt = none given.
-  std::optional<std::string> password;
+  std::optional<Password> password;
   // JKS/JCEKS: the key entries' password; nullopt = the store password, as keytool does.
   // PKCS#12: the password of the shrouded key bags; the MAC and certificate safes keep using
   // `password`.
-  std::optional<std::string> key_password;
+  std::optional<Password> key_password;
   std::uint64_t max_iterations = kDefaultMaxIterations;
   // JKS/JCEKS without a password (and not protected by the empty one): true lists the entries
   // and certificates with a warning that integrity was not checked, and decrypts no key (what

@@ -17,41 +17,25 @@
 
 #include "getcert/certificate.hpp"
 #include "getcert/error.hpp"
+#include "getcert/secret.hpp"
 
 namespace getcert::pkcs12 {
 
 // ---------------------------------------------------------------------------------------------
-// Memory that is wiped before it is returned to the heap.
+// Memory that is wiped before it is returned to the heap (getcert/secret.hpp), under the names
+// this header has always used.
 
-// Overwrites `len` bytes at `p` in a way the compiler cannot optimise away (OPENSSL_cleanse).
-void secure_wipe(void* p, std::size_t len) noexcept;
+using getcert::CleansingAllocator;
+using getcert::secure_wipe;
+using getcert::SecureBytes;
+using getcert::SecureString;
 
-// std::allocator that wipes every block it frees, so key material and passwords held in
-// SecureBytes / SecureString do not linger in freed heap memory. (Short strings that fit the
-// small-string buffer live inside the object; PEM keys are always far longer.)
-template <class T>
-struct CleansingAllocator {
-  using value_type = T;
-  CleansingAllocator() noexcept = default;
-  template <class U>
-  CleansingAllocator(const CleansingAllocator<U>& /*other*/) noexcept {}  // NOLINT
-  T* allocate(std::size_t n) { return std::allocator<T>{}.allocate(n); }
-  void deallocate(T* p, std::size_t n) noexcept {
-    secure_wipe(p, n * sizeof(T));
-    std::allocator<T>{}.deallocate(p, n);
-  }
-  template <class U>
-  bool operator==(const CleansingAllocator<U>& /*other*/) const noexcept {
-    return true;
-  }
-  template <class U>
-  bool operator!=(const CleansingAllocator<U>& /*other*/) const noexcept {
-    return false;
-  }
-};
-
-using SecureBytes = std::vector<std::uint8_t, CleansingAllocator<std::uint8_t>>;
-using SecureString = std::basic_string<char, std::char_traits<char>, CleansingAllocator<char>>;
+// A password: wiped when cleared or destroyed, built implicitly from std::string_view,
+// const char* and std::string (so `options.password = "pw"` compiles), never converted back
+// to a std::string; read it with view().
+using Password = getcert::Secret;
+// Other secret text (a private key in PEM) passed in: the same wiping type.
+using getcert::Secret;
 
 // ---------------------------------------------------------------------------------------------
 // Decoding
@@ -75,7 +59,7 @@ struct DecodeOptions {
   // 00 00) and the absent/NULL password (zero length) are tried, and Info::password_used says
   // which one the file was made with. A given password that fails as UTF-8 is retried in its
   // ISO-8859-1 / raw-byte interpretation, as some Java and OpenSSL 1.x producers used that.
-  std::optional<std::string> password;
+  std::optional<Password> password;
   // The work budget for the whole file. Each key derivation costs its iteration count times
   // the hash-output blocks it derives (a PBES1 3DES key and IV: 3; PBKDF2-HMAC-SHA1 for an
   // AES-256 key: 2; a MAC: 1), and every derivation is paid for: each MAC attempt, each
@@ -89,7 +73,7 @@ struct DecodeOptions {
   // The shrouded key bags' password when it differs from the file's (which still protects the
   // MAC and the certificate safes); nullopt = the file's. A key that does not decrypt with it is
   // wrong_password with a message starting "wrong key password".
-  std::optional<std::string> key_password = std::nullopt;
+  std::optional<Password> key_password = std::nullopt;
 };
 
 // One bag attribute, kept whether or not getcert understands it.
@@ -231,14 +215,14 @@ std::string_view to_string(PasswordKind kind) noexcept;
 // Creation
 
 struct CreateOptions {
-  std::string password;  // UTF-8; "" makes an (insecure) file protected by the empty password
+  Password password;  // UTF-8; "" makes an (insecure) file protected by the empty password
   // false: PBES2 (PBKDF2-HMAC-SHA256, AES-256-CBC) for key and certificates, SHA-256 MAC.
   // true: pbeWithSHA1And3-KeyTripleDES-CBC for key and certificates and a SHA-1 MAC, for
   // Windows before Server 2019, Java 8 before 8u301 and macOS Keychain imports.
   bool legacy = false;
   std::string friendly_name;     // set on the key and leaf bags (with a common localKeyId)
   std::uint64_t iterations = 0;  // PBE and MAC iterations; 0 = 10,000 (minimum 2048)
-  std::optional<std::string> key_passphrase;  // for an encrypted key_pem
+  std::optional<Password> key_passphrase;  // for an encrypted key_pem
 };
 
 // Builds a PFX from a private key (PEM: PKCS#8, encrypted PKCS#8 or traditional) and its
@@ -247,7 +231,7 @@ struct CreateOptions {
 // Errors: invalid_argument (no key in key_pem, wrong key passphrase, key does not match the leaf,
 // nothing to store, iterations beyond INT_MAX), internal (OpenSSL failure). Returns the DER
 // bytes; the caller decides where to write them. Never prompts on a terminal.
-Result<std::vector<std::uint8_t>> create(const std::string& key_pem,
+Result<std::vector<std::uint8_t>> create(const Secret& key_pem,
                                          const std::vector<Certificate>& certs,
                                          const CreateOptions& options);
 

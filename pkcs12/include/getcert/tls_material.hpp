@@ -3,8 +3,8 @@
 // The PEM strings a TLS client library wants, taken from getcert results: the trust anchor a
 // verified fetch established, and the key + certificate chain of a PKCS#12 identity.
 // Public header: C++17, no OpenSSL and no gRPC types, so code that configures some other TLS
-// client (libcurl, Boost.Beast, a config file) can use it too. getcert/grpc.hpp turns it into
-// grpc::SslCredentialsOptions.
+// client (libcurl, Boost.Beast, a config file) can use it too. In target getcert::pkcs12, which
+// needs no gRPC; getcert/grpc.hpp (getcert::grpc) turns it into grpc::SslCredentialsOptions.
 //
 //   auto fetched = getcert::fetch("svc.internal:443");                 // network errors: !fetched
 //   auto p12 = getcert::pkcs12::decode(bytes, {password});

@@ -1,4 +1,4 @@
-#include "p12_render.hpp"
+#include "render_p12.hpp"
 
 #include <sstream>
 

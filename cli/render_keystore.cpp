@@ -1,11 +1,11 @@
-#include "keystore_render.hpp"
+#include "render_keystore.hpp"
 
 #include <ctime>
 #include <sstream>
 
 #include "getcert/text.hpp"
 #include "p12_input.hpp"
-#include "p12_render.hpp"
+#include "render_p12.hpp"
 
 namespace getcert::cli {
 namespace {
