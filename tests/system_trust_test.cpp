@@ -65,10 +65,9 @@ std::string root_of(const TempDir& t) { return t.path().string(); }
 TEST_CASE("system trust: the search list names every distribution's bundle and directory",
           "[verify]") {
   const auto& files = getcert::detail::system_bundle_files();
-  for (const char* f :
-       {"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt",
-        "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/ca-bundle.pem",
-        "/etc/ssl/cert.pem", "/etc/pki/tls/cacert.pem"}) {
+  for (const char* f : {"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt",
+                        "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+                        "/etc/ssl/ca-bundle.pem", "/etc/ssl/cert.pem", "/etc/pki/tls/cacert.pem"}) {
     CHECK(std::find(files.begin(), files.end(), f) != files.end());
   }
   CHECK(files.front() == "/etc/ssl/certs/ca-certificates.crt");

@@ -70,13 +70,13 @@ std::vector<std::string> candidate_files(const std::string& root, const char* en
 
 const std::vector<std::string_view>& system_bundle_files() {
   static const std::vector<std::string_view> files{
-      "/etc/ssl/certs/ca-certificates.crt",                // Debian, Ubuntu, Arch, Gentoo
-      "/etc/pki/tls/certs/ca-bundle.crt",                  // Fedora, RHEL 6
-      "/etc/ssl/ca-bundle.pem",                            // openSUSE
-      "/etc/pki/tls/cacert.pem",                           // OpenELEC
-      "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", // CentOS, RHEL 7+
-      "/etc/ca-certificates/extracted/tls-ca-bundle.pem",  // Arch (what its cert.pem links to)
-      "/etc/ssl/cert.pem",                                 // Alpine
+      "/etc/ssl/certs/ca-certificates.crt",                 // Debian, Ubuntu, Arch, Gentoo
+      "/etc/pki/tls/certs/ca-bundle.crt",                   // Fedora, RHEL 6
+      "/etc/ssl/ca-bundle.pem",                             // openSUSE
+      "/etc/pki/tls/cacert.pem",                            // OpenELEC
+      "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  // CentOS, RHEL 7+
+      "/etc/ca-certificates/extracted/tls-ca-bundle.pem",   // Arch (what its cert.pem links to)
+      "/etc/ssl/cert.pem",                                  // Alpine
   };
   return files;
 }

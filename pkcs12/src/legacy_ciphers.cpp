@@ -78,7 +78,8 @@ void Rc2::decrypt_block(const std::uint8_t* in, std::uint8_t* out) const noexcep
       const std::uint16_t b = r[(i + 2) % 4];  // R[i-2]
       const std::uint16_t c = r[(i + 1) % 4];  // R[i-3]
       r[i] = rotate_right(r[i], kShift[i]);
-      r[i] = static_cast<std::uint16_t>(r[i] - k_[j] - (a & b) - (static_cast<std::uint16_t>(~a) & c));
+      r[i] =
+          static_cast<std::uint16_t>(r[i] - k_[j] - (a & b) - (static_cast<std::uint16_t>(~a) & c));
       --j;
     }
   };

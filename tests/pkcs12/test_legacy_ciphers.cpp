@@ -52,8 +52,7 @@ std::optional<Octets> openssl_encrypt(const char* cipher_name, const Octets& key
   if (cipher != nullptr && c != nullptr &&
       EVP_EncryptInit_ex2(c, cipher, nullptr, nullptr, nullptr) == 1 &&
       EVP_CIPHER_CTX_set_key_length(c, static_cast<int>(key.size())) == 1 &&
-      EVP_EncryptInit_ex2(c, nullptr, key.data(), iv.empty() ? nullptr : iv.data(), nullptr) ==
-          1 &&
+      EVP_EncryptInit_ex2(c, nullptr, key.data(), iv.empty() ? nullptr : iv.data(), nullptr) == 1 &&
       EVP_EncryptUpdate(c, out.data(), &n1, plain.data(), static_cast<int>(plain.size())) == 1 &&
       EVP_EncryptFinal_ex(c, out.data() + n1, &n2) == 1) {
     out.resize(static_cast<std::size_t>(n1 + n2));
