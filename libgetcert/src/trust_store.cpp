@@ -1,4 +1,3 @@
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -9,6 +8,7 @@
 #include "detail/trust_store.hpp"
 
 #include "detail/bundle_lookup.hpp"
+#include "detail/system_trust.hpp"
 
 #include <openssl/pem.h>
 
@@ -26,22 +26,6 @@ Result<void> check_readable(const std::string& path, bool want_dir, const char* 
                                     (want_dir ? "not a directory" : "a directory"));
   }
   return {};
-}
-
-// True when dir holds OpenSSL hash links ("5db8f40a.0"), so lookups can be lazy.
-bool has_hash_links(const char* dir) {
-  DIR* d = ::opendir(dir);
-  if (d == nullptr) return false;
-  bool found = false;
-  while (const dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.size() == 10 && name[8] == '.' && name.find_first_not_of("0123456789abcdef") == 8) {
-      found = true;
-      break;
-    }
-  }
-  ::closedir(d);
-  return found;
 }
 
 // Reads every certificate of a PEM file into the store. Cheaper than X509_STORE_load_file,
@@ -72,21 +56,21 @@ Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
   if (!out.store) return fail(Errc::internal, "out of memory", internal::drain_errors());
 
   if (options.ca_file.empty() && options.ca_dir.empty()) {
-    // The system store. A hashed directory is looked up lazily (only the issuers a chain
-    // needs are read), and so is the bundle file (indexed by subject, decoded on demand); the
-    // bundle is used when SSL_CERT_FILE names it, or when the directory has no hash links.
-    const char* env_file = std::getenv(X509_get_default_cert_file_env());
-    const char* env_dir = std::getenv(X509_get_default_cert_dir_env());
-    const std::string dir = env_dir != nullptr ? env_dir : X509_get_default_cert_dir();
-    const std::string file = env_file != nullptr ? env_file : X509_get_default_cert_file();
+    // The system store, found as Go finds it (detail/system_trust.hpp). A hashed directory is
+    // looked up lazily (only the issuers a chain needs are read), and so is the bundle file
+    // (indexed by subject, decoded on demand).
+    const SystemTrustSources sources =
+        find_system_trust("", std::getenv(X509_get_default_cert_file_env()),
+                          std::getenv(X509_get_default_cert_dir_env()));
     std::string used;
-    if (has_hash_links(dir.c_str()) && X509_STORE_load_path(out.store.get(), dir.c_str()) == 1) {
-      used = dir;
+    for (const std::string& dir : sources.dirs) {
+      if (X509_STORE_load_path(out.store.get(), dir.c_str()) == 1) {
+        used += (used.empty() ? "" : ", ") + dir;
+      }
     }
-    struct stat st {};
-    if ((used.empty() || env_file != nullptr) && ::stat(file.c_str(), &st) == 0) {
-      if (auto indexed = add_bundle_lookup(out.store.get(), file); indexed) {
-        used += (used.empty() ? "" : ", ") + file;
+    if (!sources.file.empty()) {
+      if (auto indexed = add_bundle_lookup(out.store.get(), sources.file); indexed) {
+        used += (used.empty() ? "" : ", ") + sources.file;
       }
     }
     internal::clear_errors();  // a missing default location is not an error: the store is just
@@ -148,14 +132,13 @@ std::string cache_key(const TrustOptions& options) {
   if (options.ca_file.empty() && options.ca_dir.empty()) {
     const char* env_file = std::getenv(X509_get_default_cert_file_env());
     const char* env_dir = std::getenv(X509_get_default_cert_dir_env());
-    const std::string dir = env_dir != nullptr ? env_dir : X509_get_default_cert_dir();
-    const std::string file = env_file != nullptr ? env_file : X509_get_default_cert_file();
     add("system");
-    add(env_file != nullptr ? "env" : "default");
-    add(file);
-    add(file_stamp(file));
-    add(dir);
-    add(file_stamp(dir));
+    add(env_file != nullptr ? env_file : "-");
+    add(env_dir != nullptr ? env_dir : "-");
+    for (const std::string& path : system_trust_candidates("", env_file, env_dir)) {
+      add(path);
+      add(file_stamp(path));
+    }
   } else {
     add(options.ca_file);
     add(file_stamp(options.ca_file));

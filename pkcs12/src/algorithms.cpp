@@ -38,14 +38,18 @@ constexpr std::array<OidHash, 7> kHmacs{{
 }};
 
 constexpr std::array<Pbes1Scheme, 6> kPbes1{{
-    {"1.2.840.113549.1.12.1.1", "pbeWithSHA1And128BitRC4", "RC4-128", "RC4", 16, 0, true},
-    {"1.2.840.113549.1.12.1.2", "pbeWithSHA1And40BitRC4", "RC4-40", "RC4-40", 5, 0, true},
+    {"1.2.840.113549.1.12.1.1", "pbeWithSHA1And128BitRC4", "RC4-128", "RC4", 16, 0,
+     Pbes1Cipher::rc4},
+    {"1.2.840.113549.1.12.1.2", "pbeWithSHA1And40BitRC4", "RC4-40", "RC4-40", 5, 0,
+     Pbes1Cipher::rc4},
     {"1.2.840.113549.1.12.1.3", "pbeWithSHA1And3-KeyTripleDES-CBC", "3DES", "DES-EDE3-CBC", 24, 8,
-     false},
+     Pbes1Cipher::openssl},
     {"1.2.840.113549.1.12.1.4", "pbeWithSHA1And2-KeyTripleDES-CBC", "2-key 3DES", "DES-EDE-CBC", 16,
-     8, false},
-    {"1.2.840.113549.1.12.1.5", "pbeWithSHA1And128BitRC2-CBC", "RC2-128", "RC2-CBC", 16, 8, true},
-    {"1.2.840.113549.1.12.1.6", "pbeWithSHA1And40BitRC2-CBC", "RC2-40", "RC2-40-CBC", 5, 8, true},
+     8, Pbes1Cipher::openssl},
+    {"1.2.840.113549.1.12.1.5", "pbeWithSHA1And128BitRC2-CBC", "RC2-128", "RC2-CBC", 16, 8,
+     Pbes1Cipher::rc2_cbc},
+    {"1.2.840.113549.1.12.1.6", "pbeWithSHA1And40BitRC2-CBC", "RC2-40", "RC2-40-CBC", 5, 8,
+     Pbes1Cipher::rc2_cbc},
 }};
 
 constexpr std::array<Pbes2Cipher, 8> kPbes2{{

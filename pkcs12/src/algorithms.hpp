@@ -50,15 +50,19 @@ const HashAlgorithm* hash_by_hmac_oid(std::string_view oid);
 // True when `size` is the output size of one of the hmacWithSHA* hashes above.
 bool is_hmac_output_size(std::uint64_t size) noexcept;
 
+// How a PBES1 scheme's cipher runs: through OpenSSL, or with the project's own RC2/RC4
+// (legacy_ciphers.hpp), which OpenSSL only has in its separately loaded legacy provider.
+enum class Pbes1Cipher : std::uint8_t { openssl, rc2_cbc, rc4 };
+
 // The PKCS#12 PBES1 schemes (1.2.840.113549.1.12.1.x), keyed with the PKCS#12 KDF over SHA-1.
 struct Pbes1Scheme {
   std::string_view oid;
   std::string_view display;     // "pbeWithSHA1And40BitRC2-CBC"
   std::string_view short_name;  // "RC2-40" for messages about the legacy provider
-  std::string_view cipher;      // OpenSSL cipher name
+  std::string_view cipher;      // OpenSSL cipher name (Pbes1Cipher::openssl)
   int key_length;
   int iv_length;
-  bool legacy;  // only in OpenSSL's legacy provider
+  Pbes1Cipher implementation;
 };
 const Pbes1Scheme* pbes1_scheme(std::string_view oid);
 

@@ -2,6 +2,7 @@
 
 #include "budget.hpp"
 #include "crypto.hpp"
+#include "legacy_ciphers.hpp"
 
 namespace getcert::pkcs12::detail {
 namespace {
@@ -186,8 +187,6 @@ Result<std::optional<SecureBytes>> pbe_decrypt(const PbeAlgorithm& alg,
                                                bool& legacy_used) {
   if (alg.pbes1 != nullptr) {
     const Pbes1Scheme& s = *alg.pbes1;
-    auto cipher = fetch_cipher(s.cipher, s.short_name, legacy_used);
-    if (!cipher) return tl::unexpected(cipher.error());
     auto sha1 = fetch_digest("SHA1", "SHA-1");
     if (!sha1) return tl::unexpected(sha1.error());
     auto key = pkcs12_kdf(sha1->get(), password.bytes, alg.salt, 1, alg.iterations,
@@ -200,6 +199,18 @@ Result<std::optional<SecureBytes>> pbe_decrypt(const PbeAlgorithm& alg,
       if (!derived) return tl::unexpected(derived.error());
       iv = std::move(*derived);
     }
+    // RC2 and RC4 run here, not in OpenSSL's legacy provider: the same everywhere, with no
+    // module to load (see legacy_ciphers.hpp). The effective key length is the key length.
+    switch (s.implementation) {
+      case Pbes1Cipher::rc2_cbc:
+        return rc2_cbc_decrypt(*key, static_cast<unsigned>(s.key_length) * 8, iv, ciphertext);
+      case Pbes1Cipher::rc4:
+        return std::optional<SecureBytes>{rc4_decrypt(*key, ciphertext)};
+      case Pbes1Cipher::openssl:
+        break;
+    }
+    auto cipher = fetch_cipher(s.cipher, s.short_name, legacy_used);
+    if (!cipher) return tl::unexpected(cipher.error());
     return decrypt(cipher->get(), *key, iv, ciphertext);
   }
   const Pbes2Cipher& c = *alg.pbes2;
