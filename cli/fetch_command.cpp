@@ -16,6 +16,7 @@
 #include "p12_input.hpp"
 #include "render.hpp"
 #include "report.hpp"
+#include "step_log.hpp"
 #include "safe_file.hpp"
 #include "time_args.hpp"
 #include "verify_args.hpp"
@@ -375,8 +376,13 @@ class FetchCommand final : public Command {
   int run_one(Terminal& term, const GlobalOptions& global, const std::string& input,
               const Endpoint& endpoint, const FetchOptions& options, bool several) {
     const auto started = std::chrono::steady_clock::now();
-    auto result = fetch(endpoint, options);
-    spdlog::debug("{}: fetch took {} ms", endpoint.to_string(),
+    const std::string where = endpoint.to_string();
+    FetchOptions logged = options;
+    if (global.verbosity > 0) {
+      logged.on_step = [&where](const StepTiming& step) { log_step(where, step); };
+    }
+    auto result = fetch(endpoint, logged);
+    spdlog::debug("{}: fetch took {} ms", where,
                   std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - started)
                       .count());

@@ -7,6 +7,7 @@
 #include "detail/dial.hpp"
 #include "detail/ossl.hpp"
 #include "detail/revocation.hpp"
+#include "detail/timings.hpp"
 #include "detail/trust_store.hpp"
 #include "detail/x509_util.hpp"
 #include "getcert/endpoint.hpp"
@@ -655,6 +656,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
 
   Verification v;
   v.trust_store = trust.description;
+  const TimingRecorder recorder(v.timings, options.on_step);
 
   // Where the server left a gap, say so plainly; optionally complete it as a browser would.
   const auto gap =
