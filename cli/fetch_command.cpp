@@ -423,7 +423,7 @@ class FetchCommand final : public Command {
     // Reports always go out: they carry the verdict.
     if (args_.format == Format::json) {
       const bool pretty = term.stdout_is_tty && !several;
-      Json report = fetch_json(*result, now);
+      Json report = fetch_json(*result, now, global.verbosity > 0);
       report["input"] = input;  // the target as written, as error objects carry it
       term.out << json_text(report, pretty) << "\n";
     } else if (args_.format == Format::text) {

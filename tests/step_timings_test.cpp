@@ -175,9 +175,10 @@ TEST_CASE("verbose: -v logs every step with its duration, and JSON carries the s
   REQUIRE_OPENSSL();
   const auto server = start_openssl_server(pki_chain("rsa"));
   const std::string target = "localhost:" + std::to_string(server.port());
-  const auto quiet = run_getcert({target, "--ca-file", pki("root.pem")});
+  const auto quiet = run_getcert({target, "--ca-file", pki("root.pem"), "-o", "json"});
   CHECK(quiet.exit_code == kExitOk);
   CHECK(quiet.err.find("debug") == std::string::npos);  // only with -v
+  CHECK_FALSE(parse_json(quiet.out).contains("timings"));
 
   const auto r = run_getcert({"-v", target, "--ca-file", pki("root.pem"), "-o", "json"});
   INFO(explain(r));
@@ -330,4 +331,20 @@ TEST_CASE("verbose: -v shows the STARTTLS preamble", "[cli]") {
     CHECK_FALSE(log_lines(r.err, target, step).empty());
   }
   CHECK(r.err.find(": starttls ") < r.err.find(": handshake "));
+}
+
+TEST_CASE("verbose: -v with several targets logs each target's steps under its name", "[cli]") {
+  REQUIRE_OPENSSL();
+  const auto server = start_openssl_server(pki_chain("rsa"));
+  const std::string good = "localhost:" + std::to_string(server.port());
+  const std::string refused = "127.0.0.1:" + std::to_string(closed_port());
+  const auto r = run_getcert({"-v", good, refused, "--ca-file", pki("root.pem"), "-o", "json"});
+  INFO(explain(r));
+  CHECK(r.exit_code == kExitNetwork);
+  CHECK(log_lines(r.err, good, "handshake").size() == 1);
+  CHECK(log_lines(r.err, good, "verify").size() == 1);
+  const auto failed = log_lines(r.err, refused, "connect");
+  REQUIRE(failed.size() == 1);
+  CHECK_THAT(failed.front(), Contains("Connection refused"));
+  CHECK(log_lines(r.err, refused, "handshake").empty());
 }
