@@ -16,8 +16,8 @@
 #include "p12_input.hpp"
 #include "render.hpp"
 #include "report.hpp"
-#include "step_log.hpp"
 #include "safe_file.hpp"
+#include "step_log.hpp"
 #include "time_args.hpp"
 #include "verify_args.hpp"
 

@@ -63,9 +63,9 @@ bool has(const std::vector<std::string>& steps, const std::string& step) {
 std::vector<std::string> log_lines(const std::string& err, const std::string& target,
                                    const std::string& step) {
   std::vector<std::string> out;
-  const std::regex line("getcert: debug: " + std::regex_replace(target, std::regex(R"([.\[\]])"),
-                                                                R"(\$&)") +
-                        ": " + step + " (failed after )?[0-9]+\\.[0-9]{3} ms(: .*)?");
+  const std::regex line(
+      "getcert: debug: " + std::regex_replace(target, std::regex(R"([.\[\]])"), R"(\$&)") + ": " +
+      step + " (failed after )?[0-9]+\\.[0-9]{3} ms(: .*)?");
   std::size_t start = 0;
   while (start < err.size()) {
     const auto end = err.find('\n', start);
@@ -87,8 +87,8 @@ Relay start_connect_proxy(const std::string& log) {
     const std::uint16_t port = free_port();
     SpawnOptions options;
     options.die_with_parent = true;
-    Process p = Process::spawn({"python3", GETCERT_CONNECT_PROXY, std::to_string(port), log},
-                               options);
+    Process p =
+        Process::spawn({"python3", GETCERT_CONNECT_PROXY, std::to_string(port), log}, options);
     if (wait_for_port("127.0.0.1", port, std::chrono::seconds(5), &p)) return {std::move(p), port};
   }
   FAIL("the CONNECT proxy did not start");
@@ -154,8 +154,8 @@ TEST_CASE("connect() carries the handshake's timings", "[fetch]") {
   REQUIRE(shake);
   // An IP literal is not looked up: no resolve step.
   CHECK(steps_of(shake->timings) == std::vector<std::string>{"connect", "handshake"});
-  CHECK(shake->timings.back().detail == "127.0.0.1:" + std::to_string(server.port()) + " (" +
-                                            shake->tls.version + ")");
+  CHECK(shake->timings.back().detail ==
+        "127.0.0.1:" + std::to_string(server.port()) + " (" + shake->tls.version + ")");
 }
 
 TEST_CASE("a fetch that fails still tells its callback the steps it took", "[fetch]") {
@@ -171,7 +171,8 @@ TEST_CASE("a fetch that fails still tells its callback the steps it took", "[fet
   CHECK(told.front().detail == "127.0.0.1 port " + std::to_string(port) + " (Connection refused)");
 }
 
-TEST_CASE("verbose: -v logs every step with its duration, and JSON carries the same timings", "[cli]") {
+TEST_CASE("verbose: -v logs every step with its duration, and JSON carries the same timings",
+          "[cli]") {
   REQUIRE_OPENSSL();
   const auto server = start_openssl_server(pki_chain("rsa"));
   const std::string target = "localhost:" + std::to_string(server.port());
@@ -224,8 +225,8 @@ TEST_CASE("verbose: -v shows the AIA download that completed the chain", "[cli]"
   CHECK(r.exit_code == kExitVerify);  // valid only with the AIA fetch
   const auto aia = log_lines(r.err, target, "aia");
   REQUIRE(aia.size() == 1);
-  CHECK_THAT(aia.front(), Contains("http://127.0.0.1:18080/intermediate.der (") &&
-                              Contains(" bytes)"));
+  CHECK_THAT(aia.front(),
+             Contains("http://127.0.0.1:18080/intermediate.der (") && Contains(" bytes)"));
   const Json j = parse_json(r.out);
   CHECK(j.at("verification").at("verdict") == "valid_only_with_aia_fetch");
   const auto steps = steps_of(j.at("timings"));
@@ -288,8 +289,8 @@ TEST_CASE("verbose: -v shows the OCSP request, and the CRL download when OCSP fa
     CHECK_THAT(ocsp.front(), Contains("ocsp failed after ") && Contains("(failed)"));
     const auto crl = log_lines(r.err, target, "crl");
     REQUIRE_FALSE(crl.empty());
-    CHECK_THAT(crl.front(), Contains(": http://127.0.0.1:18080/intermediate.crl (") &&
-                                Contains(" bytes)"));
+    CHECK_THAT(crl.front(),
+               Contains(": http://127.0.0.1:18080/intermediate.crl (") && Contains(" bytes)"));
     const auto steps = steps_of(parse_json(r.out).at("timings"));
     CHECK(has(steps, "ocsp"));
     CHECK(has(steps, "crl"));
@@ -322,8 +323,7 @@ TEST_CASE("verbose: -v shows the STARTTLS preamble", "[cli]") {
   REQUIRE_OPENSSL();
   auto smtp = start_smtp_server();
   const std::string target = "localhost:" + std::to_string(smtp.port);
-  const auto r =
-      run_getcert({"-v", "--starttls", "smtp", target, "--ca-file", pki("root.pem")});
+  const auto r = run_getcert({"-v", "--starttls", "smtp", target, "--ca-file", pki("root.pem")});
   INFO(explain(r));
   CHECK(r.exit_code == kExitOk);
   for (const std::string step : {"resolve", "connect", "starttls", "handshake", "verify"}) {
