@@ -100,7 +100,8 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
            " --help')\n";
   });
   GlobalOptions global;
-  app.add_flag("-v,--verbose", global.verbosity, "Show low-level detail (OpenSSL errors, timings)")
+  app.add_flag("-v,--verbose", global.verbosity,
+               "Show low-level detail: OpenSSL errors, and each step of a fetch with its duration")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_flag("-q,--quiet", global.quiet, "No verdict line on a terminal");
   app.footer(

@@ -18,6 +18,7 @@
 #include "render_format.hpp"
 #include "report.hpp"
 #include "safe_file.hpp"
+#include "step_log.hpp"
 #include "time_args.hpp"
 #include "verify_args.hpp"
 
@@ -423,8 +424,13 @@ class FetchCommand final : public Command {
   int run_one(Terminal& term, const GlobalOptions& global, const std::string& input,
               const Endpoint& endpoint, const FetchOptions& options, bool several) {
     const auto started = std::chrono::steady_clock::now();
-    auto result = fetch(endpoint, options);
-    spdlog::debug("{}: fetch took {} ms", endpoint.to_string(),
+    const std::string where = endpoint.to_string();
+    FetchOptions logged = options;
+    if (global.verbosity > 0) {
+      logged.on_step = [&where](const StepTiming& step) { log_step(where, step); };
+    }
+    auto result = fetch(endpoint, logged);
+    spdlog::debug("{}: fetch took {} ms", where,
                   std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - started)
                       .count());
@@ -465,7 +471,7 @@ class FetchCommand final : public Command {
     // Reports always go out: they carry the verdict.
     if (args_.format == Format::json) {
       const bool pretty = term.stdout_is_tty && !several;
-      Json report = fetch_json(*result, now);
+      Json report = fetch_json(*result, now, global.verbosity > 0);
       report["input"] = input;  // the target as written, as error objects carry it
       term.out << json_text(report, pretty) << "\n";
     } else if (args_.format == Format::text) {

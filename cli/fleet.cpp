@@ -23,6 +23,7 @@
 #include "getcert/text.hpp"
 #include "render_prometheus.hpp"
 #include "report.hpp"
+#include "step_log.hpp"
 
 namespace {
 
@@ -451,6 +452,11 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
     const std::lock_guard<std::mutex> lock(screen);
     if (run.output == FleetOutput::prometheus) prometheus.add(r);
     progress.clear();
+    // Logged here, under the screen lock, because the logger writes to the terminal itself.
+    if (global.verbosity > 0) {
+      const std::string where = r.endpoint.host.empty() ? r.input : r.endpoint.to_string();
+      for (const auto& step : r.timings) log_step(where, step);
+    }
     term.err << err.str();
     term.err.flush();
     const std::string data = out.str();

@@ -13,6 +13,7 @@
 #include "getcert/text.hpp"
 #include "input_file.hpp"
 #include "p12_input.hpp"
+#include "parallel_for.hpp"
 #include "render_format.hpp"
 #include "render_keystore.hpp"
 #include "render_p12.hpp"
@@ -218,6 +219,53 @@ class P12Command final : public Command {
     return out;
   }
 
+  // Every input of topem, decoded, in input order; else the error decoding them one after the
+  // other would meet first. Inputs are read in order (one may be stdin), then decoded in
+  // parallel: key derivation dominates, and the files are independent. Warnings are printed in
+  // input order, for the inputs before the first failure, as a sequential run prints them.
+  Result<std::vector<Converted>> decode_inputs(Terminal& term) {
+    const std::size_t count = files_.size();
+    std::vector<std::vector<std::uint8_t>> bytes;
+    std::optional<Error> read_failure;  // of input bytes.size(), when it is below count
+    for (const auto& f : files_) {
+      auto read = read_input(f, term);
+      if (!read) {
+        read_failure = read.error();
+        break;
+      }
+      bytes.push_back(std::move(*read));
+    }
+    std::vector<std::optional<Result<pkcs12::Bundle>>> bundles(bytes.size());
+    if (!bytes.empty()) {
+      if (auto read = read_p12_passwords(p12_args_, term); !read) {
+        return tl::unexpected(read.error());
+      }
+      const auto decode_one = [&](std::size_t i) {
+        try {
+          bundles[i] = open_p12(bytes[i], files_[i], p12_args_, term);
+        } catch (const std::exception& e) {
+          bundles[i] = fail(Errc::internal, files_[i] + ": " + e.what());
+        }
+        return bundles[i]->has_value();
+      };
+      if (may_prompt(p12_args_, term)) {
+        for (std::size_t i = 0; i < bytes.size() && decode_one(i); ++i) {
+        }
+      } else {
+        parallel_for(bytes.size(), decode_one);
+      }
+    }
+    std::vector<Converted> out;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (i == bytes.size()) return tl::unexpected(*read_failure);
+      auto& bundle = *bundles[i];
+      if (!bundle) return tl::unexpected(bundle.error());
+      for (const auto& w : bundle->info.warnings) report_warning(term, files_[i] + ": " + w);
+      out.push_back({files_[i], std::move(*bundle)});
+    }
+    return out;
+  }
+
   int run_topem(Terminal& term, const GlobalOptions& global) {
     if (files_.size() > 1 && !combined_.empty()) {
       return report_error(term, global,
@@ -244,15 +292,9 @@ class P12Command final : public Command {
       if (!planned) return report_error(term, global, planned.error());
       dirs = std::move(*planned);
     }
-    std::vector<Converted> converted;
-    for (const auto& f : files_) {
-      auto bytes = read_input(f, term);
-      if (!bytes) return report_error(term, global, bytes.error());
-      auto bundle = open_p12(*bytes, f, p12_args_, term);
-      if (!bundle) return report_error(term, global, bundle.error());
-      for (const auto& w : bundle->info.warnings) report_warning(term, f + ": " + w);
-      converted.push_back({f, std::move(*bundle)});
-    }
+    auto decoded = decode_inputs(term);
+    if (!decoded) return report_error(term, global, decoded.error());
+    std::vector<Converted> converted = std::move(*decoded);
 
     if (to_stdout_) {
       for (const auto& c : converted) term.out << combined_pem(c, key_pass);

@@ -45,9 +45,7 @@ bool looks_like_keystore(const std::vector<std::uint8_t>& bytes) {
   return decoded && is_store(*decoded);
 }
 
-Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
-                                       const std::string& name, P12Args& args, Terminal& term,
-                                       bool list_without_password) {
+Result<void> read_p12_passwords(P12Args& args, Terminal& term) {
   if (!args.password_read) {
     auto read = read_password(args.password, term);
     if (!read) return tl::unexpected(read.error());
@@ -58,6 +56,17 @@ Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
     if (!read) return tl::unexpected(read.error());
     args.key_password_read = std::move(*read);
   }
+  return {};
+}
+
+bool may_prompt(const P12Args& args, const Terminal& term) {
+  return term.stdin_is_tty && !(args.password_read && *args.password_read);
+}
+
+Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
+                                       const std::string& name, P12Args& args, Terminal& term,
+                                       bool list_without_password) {
+  if (auto read = read_p12_passwords(args, term); !read) return tl::unexpected(read.error());
   const auto& password = args.password_read;
   const auto& key_password = args.key_password_read;
   pkcs12::KeystoreOptions options;

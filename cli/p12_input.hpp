@@ -28,6 +28,14 @@ struct P12Args {
 // Adds the password options, the key password options and --max-iterations.
 void add_p12_input_options(CLI::App* cmd, P12Args& args);
 
+// Reads the passwords the options name (files, environment, stdin) into `args`, once.
+Result<void> read_p12_passwords(P12Args& args, Terminal& term);
+
+// True when open_p12() may still ask for a password on the terminal (no password given and
+// stdin is one): such calls must run one at a time, on the caller's thread. Otherwise, once
+// read_p12_passwords() succeeded, open_p12() only reads `args` and never touches `term`.
+bool may_prompt(const P12Args& args, const Terminal& term);
+
 // Decodes `bytes` (read from `name`); messages name the file and say what to do. Reads the
 // passwords on the first call and keeps them in `args` for the next inputs.
 Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const std::string& name,

@@ -23,7 +23,9 @@ inline constexpr const char* kJsonSchema = "getcert/v1";
 
 Json certificate_json(const Certificate& cert, std::int64_t now);
 Json verification_json(const Verification& v);
-Json fetch_json(const FetchResult& result, std::int64_t now);
+// with_timings (-v): add "timings", every step of the fetch with its duration. Left out
+// otherwise, so that the same server gives the same document from run to run.
+Json fetch_json(const FetchResult& result, std::int64_t now, bool with_timings = false);
 // The object emitted in place of a result when a target failed.
 Json error_json(const std::string& input, const Error& error, int exit_code);
 

@@ -111,7 +111,7 @@ Json verification_json(const Verification& v) {
           {"revocation", revocation}};
 }
 
-Json fetch_json(const FetchResult& result, std::int64_t now) {
+Json fetch_json(const FetchResult& result, std::int64_t now, bool with_timings) {
   Json j;
   j["schema"] = kJsonSchema;
   j["target"] = {{"host", result.target.host},
@@ -135,6 +135,15 @@ Json fetch_json(const FetchResult& result, std::int64_t now) {
   }
   j["presented_chain"] = std::move(presented);
   j["verified_chain"] = std::move(verified);
+  if (!with_timings) return j;
+  Json timings = Json::array();
+  for (const auto& t : result.timings) {
+    timings.push_back({{"step", std::string(to_string(t.step))},
+                       {"ms", static_cast<double>(t.duration.count()) / 1000.0},
+                       {"ok", t.ok},
+                       {"detail", t.detail}});
+  }
+  j["timings"] = std::move(timings);
   return j;
 }
 

@@ -608,3 +608,73 @@ TEST_CASE("topem folder names from hostile file names stay inside --out-dir", "[
   // The control characters of the input name never reach the terminal raw.
   CHECK(r.err.find('\x1b') == std::string::npos);
 }
+
+TEST_CASE("topem with many inputs: decoded in parallel, reported as one after the other",
+          "[cli][pkcs12]") {
+  // Inputs are decoded on several threads; what the user sees must not depend on which
+  // finishes first: the first failing input in input order decides the message and exit code,
+  // and a failure anywhere writes nothing.
+  Fixture f;
+  write_file(f.dir / "other-pw.txt", "not the password\n");
+  openssl({"pkcs12", "-export", "-inkey", pki("rsa.key"), "-in", pki("rsa.pem"), "-passout",
+           "file:" + f.dir / "other-pw.txt", "-out", f.dir / "other.p12"});
+  const std::string bytes = read_file(f.p12);
+  write_file(f.dir / "truncated.p12", bytes.substr(0, bytes.size() / 2));
+  std::vector<std::string> inputs;
+  for (int i = 0; i < 12; ++i) {
+    const std::string name = f.dir / ("id" + std::to_string(10 + i) + ".p12");
+    fs::copy_file(f.p12, name);
+    inputs.push_back(name);
+  }
+  const std::string out = f.dir / "out";
+  auto topem = [&](const std::vector<std::string>& files) {
+    std::vector<std::string> args{"topem"};
+    args.insert(args.end(), files.begin(), files.end());
+    args.insert(args.end(), {"--password-file", f.pw_file, "--out-dir", out});
+    return p12(args);
+  };
+  SECTION("all good: every input gets its folder") {
+    const auto r = topem(inputs);
+    INFO(explain(r));
+    REQUIRE(r.exit_code == kExitOk);
+    check_topem_files(out + "/id10", f.oracle_key_der);
+    check_topem_files(out + "/id21", f.oracle_key_der);
+    // "wrote" lines follow input order.
+    CHECK(r.err.find("/id10/key.pem") < r.err.find("/id15/key.pem"));
+    CHECK(r.err.find("/id15/key.pem") < r.err.find("/id21/key.pem"));
+  }
+  for (int run = 0; run < 3; ++run) {
+    DYNAMIC_SECTION("wrong password at 4, truncated at 7, missing at 9: the wrong password, run "
+                    << run) {
+      auto files = inputs;
+      files[4] = f.dir / "other.p12";
+      files[7] = f.dir / "truncated.p12";
+      files[9] = f.dir / "missing.p12";
+      const auto r = topem(files);
+      INFO(explain(r));
+      CHECK(r.exit_code == kExitWrongPassword);
+      CHECK_THAT(r.err, Contains("other.p12"));
+      CHECK(r.err.find("truncated.p12") == std::string::npos);
+      CHECK_FALSE(fs::exists(out));
+    }
+  }
+  SECTION("truncated at 7, missing at 9: malformed") {
+    auto files = inputs;
+    files[7] = f.dir / "truncated.p12";
+    files[9] = f.dir / "missing.p12";
+    const auto r = topem(files);
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitMalformed);
+    CHECK_THAT(r.err, Contains("truncated.p12"));
+    CHECK_FALSE(fs::exists(out));
+  }
+  SECTION("an unreadable input after good ones: the read error") {
+    auto files = inputs;
+    files[9] = f.dir / "missing.p12";
+    const auto r = topem(files);
+    INFO(explain(r));
+    CHECK(r.exit_code == kExitIo);
+    CHECK_THAT(r.err, Contains("missing.p12"));
+    CHECK_FALSE(fs::exists(out));
+  }
+}

@@ -1,5 +1,6 @@
 #include "detail/aia.hpp"
 #include "detail/http.hpp"
+#include "detail/timings.hpp"
 #include "internal/ossl.hpp"
 #include "internal/x509_util.hpp"
 
@@ -8,7 +9,9 @@ namespace getcert::detail {
 Result<std::vector<Certificate>> download_issuers(const std::string& url,
                                                   Clock::time_point deadline,
                                                   const std::string& proxy) {
+  StepTimer timer(Step::aia, url);
   auto body = http_fetch({url, "AIA server", {}, {}, proxy}, deadline);
+  timer.finish(body.has_value(), body ? std::to_string(body->size()) + " bytes" : "failed");
   if (!body) return tl::unexpected(body.error());
   auto certs = parse_certificates(*body);
   if (!certs) {

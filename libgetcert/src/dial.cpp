@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "detail/timings.hpp"
 #include "getcert/endpoint.hpp"
 
 namespace getcert::detail {
@@ -93,6 +94,7 @@ Result<internal::AddrinfoPtr> resolve(const std::string& host, std::uint16_t por
     return internal::AddrinfoPtr(res);
   }
 
+  StepTimer timer(Step::resolve, host);
   auto lookup = std::make_shared<Lookup>();
   std::thread([lookup, host, service, hints] {
     addrinfo* res = nullptr;
@@ -115,6 +117,9 @@ Result<internal::AddrinfoPtr> resolve(const std::string& host, std::uint16_t por
                     "': " + (unknown ? std::string("no such host") : gai_strerror(lookup->rc)) +
                     " (check the name, or your DNS)");
   }
+  std::size_t count = 0;
+  for (const addrinfo* ai = lookup->result.get(); ai != nullptr; ai = ai->ai_next) ++count;
+  timer.finish(true, std::to_string(count) + (count == 1 ? " address" : " addresses"));
   return std::move(lookup->result);
 }
 
@@ -174,9 +179,11 @@ Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::
   for (const addrinfo* ai = addresses->get(); ai != nullptr; ai = ai->ai_next) {
     if (Clock::now() >= deadline) break;
     const auto until = std::min(deadline, Clock::now() + connect_timeout);
+    const std::string address = numeric_address(ai);
+    StepTimer timer(Step::connect, address + " port " + std::to_string(port));
     internal::UniqueFd fd;
     const int err = connect_one(ai, until, fd);
-    const std::string address = numeric_address(ai);
+    timer.finish(err == 0, err == 0 ? std::string() : std::string(std::strerror(err)));
     if (err == 0) return Connection{std::move(fd), address};
     any_timeout = any_timeout || err == ETIMEDOUT;
     tried += (tried.empty() ? "" : ", ") + address + ": " +

@@ -10,6 +10,7 @@
 #include "detail/dial.hpp"
 #include "detail/proxy.hpp"
 #include "detail/starttls.hpp"
+#include "detail/timings.hpp"
 #include "detail/trust_store.hpp"
 #include "detail/verify.hpp"
 #include "internal/ossl.hpp"
@@ -340,11 +341,15 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
       proxy ? detail::dial_via_proxy(*proxy, endpoint, deadline, options.connect_timeout)
             : detail::dial_tcp(endpoint.host, endpoint.port, deadline, options.connect_timeout);
   if (!conn) return tl::unexpected(conn.error());
-  if (auto upgraded = detail::negotiate_starttls(options, conn->fd.get(), endpoint, deadline);
-      !upgraded) {
-    Error e = upgraded.error();
-    e.message = target + ": " + e.message;
-    return tl::unexpected(e);
+  if (options.starttls != StartTls::none) {
+    detail::StepTimer starttls(Step::starttls, target);
+    if (auto upgraded = detail::negotiate_starttls(options, conn->fd.get(), endpoint, deadline);
+        !upgraded) {
+      Error e = upgraded.error();
+      e.message = target + ": " + e.message;
+      return tl::unexpected(e);
+    }
+    starttls.finish(true);
   }
 
   Captured out;
@@ -393,6 +398,8 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
   SSL_set_cert_cb(ssl, note_certificate_request, &client_cert);
   SSL_set_ex_data(ssl, 0, &client_cert);
   bool refused = false;
+  detail::StepTimer handshake(Step::handshake,
+                              result.target.sni.empty() ? target : "SNI " + result.target.sni);
 
   for (;;) {
     // Checked on every round, not only when a read would block: a server dripping handshake
@@ -439,6 +446,8 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
                                      std::min(deadline, Clock::now() + kClientCertVerdictWait),
                                      client_cert);
   }
+  handshake.finish(true, refused ? std::string("refused after the certificate request")
+                                 : std::string(SSL_get_version(ssl)));
   result.tls.client_certificate_requested = client_cert.requested;
   result.tls.client_certificate_sent = client_cert.requested && options.client_identity.has_value();
   result.tls.handshake_completed = !refused;
@@ -497,8 +506,11 @@ std::string_view to_string(TlsVersion version) noexcept {
 }
 
 Result<Handshake> connect(const Endpoint& endpoint, const ConnectOptions& options) {
+  std::vector<StepTiming> timings;
+  const detail::TimingRecorder recorder(timings, nullptr);
   auto captured = capture(endpoint, options, Clock::now() + options.timeout);
   if (!captured) return tl::unexpected(captured.error());
+  captured->handshake.timings = std::move(timings);
   return std::move(captured->handshake);
 }
 
@@ -519,9 +531,12 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
   // A trust store that cannot be loaded fails before any packet is sent.
   auto trust = detail::load_trust_store(options.verify.trust);
   if (!trust) return tl::unexpected(trust.error());
+  std::vector<StepTiming> timings;
+  const detail::TimingRecorder recorder(timings, options.on_step);
   auto captured = capture(endpoint, options.connect, deadline);
   if (!captured) return tl::unexpected(captured.error());
   Handshake& shake = captured->handshake;
+  shake.timings = timings;
 
   VerifyOptions verify = options.verify;
   if (verify.name.empty())
@@ -532,14 +547,18 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
   // Revocation and AIA requests share what is left of the overall budget, so the whole fetch
   // ends within the timeout; with nothing left they fail at once (reported, never silent).
   verify.network_timeout = std::chrono::milliseconds(detail::millis_until(deadline));
+  verify.on_step = nullptr;  // the steps reach options.on_step through this fetch's recorder
+  detail::StepTimer verifying(Step::verify, verify.name);
   auto verification =
       detail::verify_with_store(shake.presented_chain, verify, *trust, captured->handles);
   if (!verification) return tl::unexpected(verification.error());
+  verifying.finish(true, std::string(to_string(verification->verdict)));
   FetchResult result;
   result.target = std::move(shake.target);
   result.tls = std::move(shake.tls);
   result.presented_chain = std::move(shake.presented_chain);
   result.verification = std::move(*verification);
+  result.timings = std::move(timings);
   return result;
 }
 

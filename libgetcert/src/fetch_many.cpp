@@ -68,7 +68,13 @@ class Pool {
                                            "': " + endpoint.error().message);
     } else {
       out.endpoint = *endpoint;
-      out.result = fetch(out.endpoint, options_.fetch);
+      // The steps of a fetch that fails are known only to the callback: collect them there.
+      FetchOptions fetch_options = options_.fetch;
+      fetch_options.on_step = [&out, &given = options_.fetch.on_step](const StepTiming& step) {
+        out.timings.push_back(step);
+        if (given) given(step);
+      };
+      out.result = fetch(out.endpoint, fetch_options);
     }
     out.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started);

@@ -6,7 +6,9 @@
 #include "detail/line_channel.hpp"
 #include "detail/replies.hpp"
 #include "detail/socks5.hpp"
+#include "detail/timings.hpp"
 #include "internal/encoding.hpp"
+#include "internal/x509_util.hpp"
 
 namespace getcert::detail {
 
@@ -80,9 +82,12 @@ Result<Connection> dial_via_socks5(const ProxyUrl& proxy, const Endpoint& target
     if (Clock::now() >= deadline) break;
     auto conn = dial_proxy(proxy, deadline, connect_timeout);
     if (!conn) return tl::unexpected(conn.error());
+    StepTimer exchange(Step::proxy, "SOCKS5 " + proxy.display + " to " + host + " port " +
+                                        std::to_string(target.port));
     auto reply = socks5_connect(conn->fd.get(), deadline,
                                 {proxy.display, proxy.username, proxy.password, host, target.port});
     if (!reply) return tl::unexpected(reply.error());
+    exchange.finish(*reply == 0, *reply == 0 ? std::string() : socks5_reply_text(*reply));
     if (*reply == 0) return conn;
     // Any refusal may be about this address only (a rule for one address family, an unreachable
     // network), so the next address gets its turn.
@@ -113,6 +118,7 @@ Result<Connection> dial_via_proxy(const ProxyUrl& proxy, const Endpoint& target,
   }
   auto conn = dial_proxy(proxy, deadline, connect_timeout);
   if (!conn) return tl::unexpected(conn.error());
+  StepTimer exchange(Step::proxy, "CONNECT " + target.to_string() + " via " + proxy.display);
   LineChannel ch(conn->fd.get(), deadline, "proxy " + proxy.display, "the CONNECT request",
                  Errc::connect_failed);
   const std::string where = target.to_string();
@@ -138,6 +144,7 @@ Result<Connection> dial_via_proxy(const ProxyUrl& proxy, const Endpoint& target,
     return fail(Errc::connect_failed, "proxy " + proxy.display + " refused to connect to " + where +
                                           ": " + quote_peer(reply.status_line()) + hint);
   }
+  exchange.finish(true);
   return conn;
 }
 

@@ -3,6 +3,7 @@
 #include "detail/dial.hpp"
 #include "detail/http.hpp"
 #include "detail/revocation.hpp"
+#include "detail/timings.hpp"
 #include "internal/ossl.hpp"
 #include "internal/x509_util.hpp"
 
@@ -55,7 +56,9 @@ RevocationCheck check_crl(int depth, const std::string& url, const RevocationCon
   r.source = "crl";
   r.url = url;
   if (remaining(ctx).count() == 0) return failed(r, "no time left for the CRL (--timeout)");
+  StepTimer timer(Step::crl, url);
   auto body = http_fetch({url, "CRL server", {}, {}, ctx.proxy}, request_deadline);
+  timer.finish(body.has_value(), body ? std::to_string(body->size()) + " bytes" : "failed");
   if (!body) return failed(r, body.error().message);
   return check_crl_bytes(*body, depth, url, ctx);
 }
@@ -207,8 +210,11 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
                    "no time left for OCSP (--timeout)");
         break;
       }
+      StepTimer timer(Step::ocsp, url);
       auto answer = http_fetch({url, "OCSP responder", "application/ocsp-request", body, ctx.proxy},
                                share_of(ctx.deadline, planned--));
+      timer.finish(answer.has_value(),
+                   answer ? std::to_string(answer->size()) + " bytes" : "failed");
       RevocationCheck r =
           answer ? check_ocsp_response(*answer, depth, ctx, "ocsp", url)
                  : failed(

@@ -6,6 +6,7 @@
 #include "detail/aia.hpp"
 #include "detail/dial.hpp"
 #include "detail/revocation.hpp"
+#include "detail/timings.hpp"
 #include "detail/trust_store.hpp"
 #include "detail/verify.hpp"
 #include "getcert/endpoint.hpp"
@@ -655,6 +656,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
 
   Verification v;
   v.trust_store = trust.description;
+  const TimingRecorder recorder(v.timings, options.on_step);
 
   // Where the server left a gap, say so plainly; optionally complete it as a browser would.
   const auto gap =

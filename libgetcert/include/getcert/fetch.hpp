@@ -92,6 +92,10 @@ struct FetchOptions {
   // from_handshake is set, and network_timeout is what is left of connect.timeout (at least
   // one second).
   VerifyOptions verify;
+  // Told about each step (resolve, connect, proxy, starttls, handshake, verify, and the
+  // downloads of verification) as it ends, on the calling thread; may be empty. Also gets the
+  // steps of a fetch that fails. verify.on_step is not called by fetch(): this one is.
+  StepCallback on_step;
 };
 
 struct Target {
@@ -124,6 +128,7 @@ struct Handshake {
   Target target;
   TlsInfo tls;
   std::vector<Certificate> presented_chain;  // exactly what the server sent, in its order
+  std::vector<StepTiming> timings;           // resolve, connect, proxy, starttls, handshake
 };
 
 struct FetchResult {
@@ -131,6 +136,9 @@ struct FetchResult {
   TlsInfo tls;
   std::vector<Certificate> presented_chain;  // exactly what the server sent, in its order
   Verification verification;                 // includes the verified chain
+  // Every step in the order it ended: those of the handshake, the downloads of verification
+  // (also in verification.timings), then verify itself.
+  std::vector<StepTiming> timings;
 };
 
 // Connects and handshakes, capturing the chain without judging it (the handshake accepts any

@@ -52,6 +52,8 @@ struct ManyResult {
   // What fetch() returned; invalid_argument (message naming the input) when it did not parse.
   Result<FetchResult> result;
   std::chrono::milliseconds duration{0};  // wall time of this target's fetch
+  // Every step of this target's fetch (FetchResult::timings), also when the fetch failed.
+  std::vector<StepTiming> timings;
 };
 
 struct FetchManyOptions {

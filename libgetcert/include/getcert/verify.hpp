@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,28 @@
 namespace getcert {
 
 enum class Purpose { server, client, any };
+
+// The steps a fetch or a verification goes through, each timed (FetchResult::timings).
+// resolve: a name lookup; connect: one TCP connection attempt (to the target, a proxy or a
+// download server); proxy: the CONNECT or SOCKS5 exchange; starttls: the plain-text
+// preamble; handshake: the TLS handshake; verify: the whole verification, downloads included;
+// aia, ocsp, crl: one HTTP download of verification.
+enum class Step { resolve, connect, proxy, starttls, handshake, verify, aia, ocsp, crl };
+std::string_view to_string(Step step) noexcept;  // "resolve", "connect", ...
+
+struct StepTiming {
+  Step step = Step::resolve;
+  std::chrono::microseconds duration{0};
+  // What the step was about and how it ended, for people: "localhost (2 addresses)",
+  // "127.0.0.1 port 8443", "http://ocsp.test/ (failed: ...)". May quote a peer: escape it
+  // before showing it on a terminal.
+  std::string detail;
+  bool ok = true;  // false: the step failed (the fetch may still go on, e.g. the next address)
+};
+
+// Called on the calling thread as each step ends, in order, including the steps of a fetch that
+// fails in the end (whose timings a result cannot carry).
+using StepCallback = std::function<void(const StepTiming&)>;
 
 struct TrustOptions {
   // Each replaces the system trust store when non-empty; both may be given.
@@ -54,6 +77,8 @@ struct VerifyOptions {
   // Verify as of this time (seconds since the epoch); nullopt = now.
   std::optional<std::int64_t> at_time;
   Purpose purpose = Purpose::server;
+  // Told about each AIA, OCSP and CRL download as it ends (see StepCallback); may be empty.
+  StepCallback on_step;
 };
 
 // The outcome, most useful first. Only `valid` means every client with this trust store
@@ -158,6 +183,9 @@ struct Verification {
   std::vector<VerifyNote> warnings;                // problems that do not fail verification
   // What the server should change in the chain it sends (never a failure by itself).
   std::vector<VerifyNote> chain_issues;
+  // The network steps verification took (AIA, OCSP and CRL downloads, with the resolve and
+  // connect steps of each), in the order they ended; empty when it needed the network for none.
+  std::vector<StepTiming> timings;
 };
 
 // Verifies `presented` (leaf first; the rest are untrusted helpers in any order).
