@@ -1,5 +1,8 @@
-"""The listening side shared by the tests' Python servers (connect_proxy.py, starttls_server.py)."""
+"""The listening side shared by the tests' Python servers (connect_proxy.py, starttls_server.py,
+tds_server.py, servers/irc_server.py, servers/nntp_server.py)."""
 import socket
+import ssl
+import threading
 
 
 def connections(port):
@@ -13,3 +16,45 @@ def connections(port):
     while True:
         conn, _ = listener.accept()
         yield conn
+
+
+def serve_threaded(port, handle):
+    """Like connections(), but hands each connection to HANDLE on its own thread, so a stalled
+    client does not hold up the next one."""
+    for conn in connections(port):
+        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+
+def server_context(chain, key):
+    """A TLS server context presenting CHAIN.pem with KEY.pem."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(chain, key)
+    return ctx
+
+
+def lines(conn, chunk_size=512):
+    """Yields the CR LF (or LF) terminated lines CONN sends, decoded as latin-1, until EOF.
+    A chunk_size of 1 reads nothing past the line, so bytes after it stay in the socket."""
+    buf = b""
+    while True:
+        while b"\n" not in buf:
+            chunk = conn.recv(chunk_size)
+            if not chunk:
+                return
+            buf += chunk
+        line, buf = buf.split(b"\n", 1)
+        yield line.rstrip(b"\r").decode("latin-1")
+
+
+def upgrade_after(conn, ctx, converse, timeout):
+    """Runs CONVERSE(conn), the plain-text preamble, and when it returns True goes to TLS and
+    waits for the client to finish. Whatever the peer does, CONN is closed at the end."""
+    try:
+        conn.settimeout(timeout)
+        if converse(conn):
+            with ctx.wrap_socket(conn, server_side=True) as tls:
+                tls.recv(1)  # wait for the client to finish and close
+    except (OSError, StopIteration, ssl.SSLError):
+        pass
+    finally:
+        conn.close()
