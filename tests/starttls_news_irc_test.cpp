@@ -18,6 +18,7 @@
 #include "support/commands.hpp"
 #include "support/files.hpp"
 #include "support/hostile_peer.hpp"
+#include "support/local_server.hpp"
 #include "support/net.hpp"
 #include "support/process.hpp"
 
@@ -30,28 +31,21 @@ using getcert::test::kExitNetwork;
 using getcert::test::kExitOk;
 using getcert::test::kExitTls;
 using getcert::test::pki;
-using getcert::test::Process;
 using getcert::test::run_getcert;
 using Kind = HostilePeer::Step::Kind;
 
-struct Server {
-  Process process;
-  std::uint16_t port;
-};
-
 // tests/servers/SCRIPT in MODE on a free port.
-Server start(const std::string& script, const std::string& mode) {
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    const std::uint16_t port = getcert::test::free_port();
-    getcert::test::SpawnOptions options;
-    options.die_with_parent = true;
-    Process p = Process::spawn({"python3", std::string(GETCERT_TEST_SERVERS) + "/" + script,
-                                std::to_string(port), pki("rsa-chain.pem"), pki("rsa.key"), mode},
-                               options);
-    if (getcert::test::wait_for_port("127.0.0.1", port, 5s, &p)) return {std::move(p), port};
-  }
-  FAIL("tests/servers/" << script << " did not start");
-  throw std::logic_error("unreachable");
+getcert::test::LocalServer start(const std::string& script, const std::string& mode) {
+  return getcert::test::start_local_server(
+      [&](std::uint16_t port) -> std::vector<std::string> {
+        return {"python3",
+                std::string(GETCERT_TEST_SERVERS) + "/" + script,
+                std::to_string(port),
+                pki("rsa-chain.pem"),
+                pki("rsa.key"),
+                mode};
+      },
+      "tests/servers/" + script);
 }
 
 std::string oracle_chain(const char* protocol, std::uint16_t port) {
