@@ -18,7 +18,7 @@ import sys
 
 sys.dont_write_bytecode = True  # importing loopback must not leave __pycache__ in the sources
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from loopback import lines, serve_threaded, server_context, upgrade_after  # noqa: E402
+from loopback import lines, serve_modes  # noqa: E402
 
 SERVER = "irc.getcert.test"
 NOTICES = [
@@ -71,12 +71,5 @@ def converse(mode, conn):
     return False
 
 
-def main():
-    port, chain, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    mode = sys.argv[4] if len(sys.argv) > 4 else "chatty"
-    ctx = server_context(chain, key)
-    serve_threaded(port, lambda conn: upgrade_after(conn, ctx, lambda c: converse(mode, c), 30))
-
-
 if __name__ == "__main__":
-    main()
+    serve_modes(converse, "chatty")

@@ -2,6 +2,7 @@
 tds_server.py, servers/irc_server.py, servers/nntp_server.py)."""
 import socket
 import ssl
+import sys
 import threading
 
 
@@ -58,3 +59,13 @@ def upgrade_after(conn, ctx, converse, timeout):
         pass
     finally:
         conn.close()
+
+
+def serve_modes(converse, default_mode, timeout=30):
+    """The main of a server run as `SCRIPT PORT CHAIN.pem KEY.pem [MODE]`: each connection, on
+    its own thread, gets CONVERSE(mode, conn) and then TLS if that returned True."""
+    port, chain, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    mode = sys.argv[4] if len(sys.argv) > 4 else default_mode
+    ctx = server_context(chain, key)
+    speak = lambda conn: converse(mode, conn)
+    serve_threaded(port, lambda conn: upgrade_after(conn, ctx, speak, timeout))
