@@ -4,45 +4,23 @@
 
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "getcert/certificate.hpp"
 #include "getcert/verify.hpp"
 #include "support/files.hpp"
+#include "support/scoped_env.hpp"
 
 using getcert::Certificate;
 using getcert::Verification;
 using getcert::VerifyOptions;
 using getcert::test::pki;
 using getcert::test::read_file;
+using getcert::test::ScopedEnv;
 using getcert::test::TempDir;
 
 namespace {
-
-// Sets an environment variable for one scope, restoring what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 std::vector<Certificate> chain(const std::string& file) {
   auto certs = getcert::parse_certificates_pem(read_file(pki(file)));

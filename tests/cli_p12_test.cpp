@@ -633,6 +633,16 @@ TEST_CASE("topem with many inputs: decoded in parallel, reported as one after th
     args.insert(args.end(), {"--password-file", f.pw_file, "--out-dir", out});
     return p12(args);
   };
+  // topem over `files` fails as a whole: `exit_code`, an error naming `culprit`, no output.
+  auto check_fails = [&](const std::vector<std::string>& files, int exit_code,
+                         const std::string& culprit) {
+    const auto r = topem(files);
+    INFO(explain(r));
+    CHECK(r.exit_code == exit_code);
+    CHECK_THAT(r.err, Contains(culprit));
+    CHECK_FALSE(fs::exists(out));
+    return r;
+  };
   SECTION("all good: every input gets its folder") {
     const auto r = topem(inputs);
     INFO(explain(r));
@@ -650,31 +660,20 @@ TEST_CASE("topem with many inputs: decoded in parallel, reported as one after th
       files[4] = f.dir / "other.p12";
       files[7] = f.dir / "truncated.p12";
       files[9] = f.dir / "missing.p12";
-      const auto r = topem(files);
+      const auto r = check_fails(files, kExitWrongPassword, "other.p12");
       INFO(explain(r));
-      CHECK(r.exit_code == kExitWrongPassword);
-      CHECK_THAT(r.err, Contains("other.p12"));
       CHECK(r.err.find("truncated.p12") == std::string::npos);
-      CHECK_FALSE(fs::exists(out));
     }
   }
   SECTION("truncated at 7, missing at 9: malformed") {
     auto files = inputs;
     files[7] = f.dir / "truncated.p12";
     files[9] = f.dir / "missing.p12";
-    const auto r = topem(files);
-    INFO(explain(r));
-    CHECK(r.exit_code == kExitMalformed);
-    CHECK_THAT(r.err, Contains("truncated.p12"));
-    CHECK_FALSE(fs::exists(out));
+    check_fails(files, kExitMalformed, "truncated.p12");
   }
   SECTION("an unreadable input after good ones: the read error") {
     auto files = inputs;
     files[9] = f.dir / "missing.p12";
-    const auto r = topem(files);
-    INFO(explain(r));
-    CHECK(r.exit_code == kExitIo);
-    CHECK_THAT(r.err, Contains("missing.p12"));
-    CHECK_FALSE(fs::exists(out));
+    check_fails(files, kExitIo, "missing.p12");
   }
 }

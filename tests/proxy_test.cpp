@@ -15,6 +15,7 @@
 #include "support/commands.hpp"
 #include "support/files.hpp"
 #include "support/hostile_peer.hpp"
+#include "support/local_server.hpp"
 #include "support/net.hpp"
 #include "support/process.hpp"
 #include "support/tls_servers.hpp"
@@ -24,26 +25,19 @@ using namespace getcert::test;  // exit codes, explain(), files, servers
 
 namespace {
 
-struct Proxy {
-  Process process;
-  std::uint16_t port;
-};
+using Proxy = getcert::test::LocalServer;
 
 Proxy start_proxy(const std::string& log, const std::string& deny = {}) {
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    const std::uint16_t port = free_port();
-    std::vector<std::string> argv{"python3", GETCERT_CONNECT_PROXY, std::to_string(port), log};
-    if (!deny.empty()) {
-      argv.emplace_back("--deny");
-      argv.push_back(deny);
-    }
-    SpawnOptions options;
-    options.die_with_parent = true;
-    Process p = Process::spawn(argv, options);
-    if (wait_for_port("127.0.0.1", port, std::chrono::seconds(5), &p)) return {std::move(p), port};
-  }
-  FAIL("the CONNECT proxy did not start");
-  throw std::logic_error("unreachable");
+  return getcert::test::start_local_server(
+      [&](std::uint16_t port) {
+        std::vector<std::string> argv{"python3", GETCERT_CONNECT_PROXY, std::to_string(port), log};
+        if (!deny.empty()) {
+          argv.emplace_back("--deny");
+          argv.push_back(deny);
+        }
+        return argv;
+      },
+      "the CONNECT proxy");
 }
 
 std::string proxy_url(const Proxy& p, const std::string& credentials = {}) {

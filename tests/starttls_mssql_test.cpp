@@ -6,13 +6,13 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "support/cli_checks.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
+#include "support/local_server.hpp"
 #include "support/net.hpp"
 #include "support/process.hpp"
 
@@ -20,37 +20,19 @@ namespace {
 
 using Catch::Matchers::Contains;
 using getcert::test::pki;
-using getcert::test::Process;
 using getcert::test::run_getcert;
 
-struct Server {
-  Process process;
-  std::uint16_t port;
-};
-
-// Starts the command argv_for(port) makes and waits for its port.
-Server start(const std::function<std::vector<std::string>(const std::string&)>& argv_for) {
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    const std::uint16_t port = getcert::test::free_port();
-    const std::vector<std::string> argv = argv_for(std::to_string(port));
-    getcert::test::SpawnOptions options;
-    options.die_with_parent = true;
-    Process p = Process::spawn(argv, options);
-    if (getcert::test::wait_for_port("127.0.0.1", port, std::chrono::seconds(5), &p)) {
-      return {std::move(p), port};
-    }
-  }
-  FAIL("the test server did not start");
-  throw std::logic_error("unreachable");
-}
+using Server = getcert::test::LocalServer;
 
 Server start_tds(const std::vector<std::string>& options) {
-  return start([&](const std::string& port) {
-    std::vector<std::string> argv{"python3", GETCERT_TDS_SERVER, port, pki("rsa-chain.pem"),
-                                  pki("rsa.key")};
-    argv.insert(argv.end(), options.begin(), options.end());
-    return argv;
-  });
+  return getcert::test::start_local_server(
+      [&](std::uint16_t port) {
+        std::vector<std::string> argv{"python3", GETCERT_TDS_SERVER, std::to_string(port),
+                                      pki("rsa-chain.pem"), pki("rsa.key")};
+        argv.insert(argv.end(), options.begin(), options.end());
+        return argv;
+      },
+      "the test server");
 }
 
 std::string target(const Server& s) { return "localhost:" + std::to_string(s.port); }
@@ -123,10 +105,16 @@ TEST_CASE("TDS: handshake packets of the wrong type, and a server that is not TD
   CHECK_THAT(r.err, Contains("SQL Server sent a TDS packet of type 0x04 during the TLS handshake"));
 
   // An SMTP server greets first; its banner is no TDS answer.
-  auto smtp = start([](const std::string& port) {
-    return std::vector<std::string>{"python3", GETCERT_STARTTLS_SERVER, "smtp",
-                                    port,      pki("rsa-chain.pem"),    pki("rsa.key")};
-  });
+  auto smtp = getcert::test::start_local_server(
+      [](std::uint16_t port) {
+        return std::vector<std::string>{"python3",
+                                        GETCERT_STARTTLS_SERVER,
+                                        "smtp",
+                                        std::to_string(port),
+                                        pki("rsa-chain.pem"),
+                                        pki("rsa.key")};
+      },
+      "the test server");
   const auto not_tds =
       run_getcert({"--starttls", "mssql", target(smtp), "--ca-file", pki("root.pem")});
   INFO(getcert::test::explain(not_tds));

@@ -18,6 +18,7 @@
 #include "support/commands.hpp"
 #include "support/files.hpp"
 #include "support/hostile_peer.hpp"
+#include "support/local_server.hpp"
 #include "support/net.hpp"
 #include "support/process.hpp"
 
@@ -30,28 +31,21 @@ using getcert::test::kExitNetwork;
 using getcert::test::kExitOk;
 using getcert::test::kExitTls;
 using getcert::test::pki;
-using getcert::test::Process;
 using getcert::test::run_getcert;
 using Kind = HostilePeer::Step::Kind;
 
-struct Server {
-  Process process;
-  std::uint16_t port;
-};
-
 // tests/servers/SCRIPT in MODE on a free port.
-Server start(const std::string& script, const std::string& mode) {
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    const std::uint16_t port = getcert::test::free_port();
-    getcert::test::SpawnOptions options;
-    options.die_with_parent = true;
-    Process p = Process::spawn({"python3", std::string(GETCERT_TEST_SERVERS) + "/" + script,
-                                std::to_string(port), pki("rsa-chain.pem"), pki("rsa.key"), mode},
-                               options);
-    if (getcert::test::wait_for_port("127.0.0.1", port, 5s, &p)) return {std::move(p), port};
-  }
-  FAIL("tests/servers/" << script << " did not start");
-  throw std::logic_error("unreachable");
+getcert::test::LocalServer start(const std::string& script, const std::string& mode) {
+  return getcert::test::start_local_server(
+      [&](std::uint16_t port) -> std::vector<std::string> {
+        return {"python3",
+                std::string(GETCERT_TEST_SERVERS) + "/" + script,
+                std::to_string(port),
+                pki("rsa-chain.pem"),
+                pki("rsa.key"),
+                mode};
+      },
+      "tests/servers/" + script);
 }
 
 std::string oracle_chain(const char* protocol, std::uint16_t port) {
@@ -77,6 +71,38 @@ std::string refusal(const char* server, const std::string& quoted) {
   return std::string(server) + " did not accept the switch to TLS (it answered " + quoted + ")";
 }
 
+// tests/servers/SCRIPT in each of MODES upgrades: getcert prints what the oracle printed.
+void check_chain(const char* script, const char* protocol, const std::vector<std::string>& modes,
+                 const std::string& oracle) {
+  for (const auto& mode : modes) {
+    INFO("mode " << mode);
+    auto s = start(script, mode);
+    const auto r = fetch(protocol, s.port);
+    INFO(getcert::test::explain(r));
+    CHECK(r.exit_code == kExitOk);
+    CHECK(r.out == oracle);
+    CHECK(r.err.empty());
+  }
+}
+
+struct Refusal {
+  const char* mode;
+  std::string err;  // the message of getcert's error line
+};
+
+// tests/servers/SCRIPT in each case's mode refuses: a TLS error with the case's message.
+void check_refusals(const char* script, const char* protocol, const std::vector<Refusal>& cases) {
+  for (const auto& c : cases) {
+    INFO("mode " << c.mode);
+    auto s = start(script, c.mode);
+    const auto r = fetch(protocol, s.port);
+    INFO(getcert::test::explain(r));
+    CHECK(r.exit_code == kExitTls);
+    CHECK(r.out.empty());
+    CHECK(r.err == error_line(s.port, c.err));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("STARTTLS: NNTP gives the chain openssl s_client -starttls nntp sees", "[fetch][cli]") {
@@ -86,39 +112,20 @@ TEST_CASE("STARTTLS: NNTP gives the chain openssl s_client -starttls nntp sees",
   CHECK(oracle == expected);
   // A reading server; a mode-switching one that offers STARTTLS only after MODE READER; and one
   // that predates CAPABILITIES but knows STARTTLS.
-  for (const std::string mode : {"reader", "mode-switch", "legacy"}) {
-    INFO("mode " << mode);
-    auto s = start("nntp_server.py", mode);
-    const auto r = fetch("nntp", s.port);
-    INFO(getcert::test::explain(r));
-    CHECK(r.exit_code == kExitOk);
-    CHECK(r.out == oracle);
-    CHECK(r.err.empty());
-  }
+  check_chain("nntp_server.py", "nntp", {"reader", "mode-switch", "legacy"}, oracle);
 }
 
 TEST_CASE("STARTTLS: NNTP refusals are TLS errors quoting the server", "[fetch][cli]") {
-  struct Case {
-    const char* mode;
-    std::string err;
-  };
-  const Case cases[] = {
-      {"refuse", refusal("NNTP server", R"("580 Can not initiate TLS negotiation")")},
-      {"unavailable",
-       refusal("NNTP server", R"("400 news.getcert.test service temporarily unavailable")")},
-      {"no-starttls",
-       "NNTP server does not offer STARTTLS (its capabilities: \"VERSION IMPLEMENTATION READER "
-       "POST LIST OVER HDR AUTHINFO\")"},
-  };
-  for (const auto& c : cases) {
-    INFO("mode " << c.mode);
-    auto s = start("nntp_server.py", c.mode);
-    const auto r = fetch("nntp", s.port);
-    INFO(getcert::test::explain(r));
-    CHECK(r.exit_code == kExitTls);
-    CHECK(r.out.empty());
-    CHECK(r.err == error_line(s.port, c.err));
-  }
+  check_refusals(
+      "nntp_server.py", "nntp",
+      {
+          {"refuse", refusal("NNTP server", R"("580 Can not initiate TLS negotiation")")},
+          {"unavailable",
+           refusal("NNTP server", R"("400 news.getcert.test service temporarily unavailable")")},
+          {"no-starttls",
+           "NNTP server does not offer STARTTLS (its capabilities: \"VERSION IMPLEMENTATION READER "
+           "POST LIST OVER HDR AUTHINFO\")"},
+      });
 }
 
 TEST_CASE("STARTTLS: IRC gives the chain openssl s_client -starttls irc sees", "[fetch][cli]") {
@@ -128,38 +135,19 @@ TEST_CASE("STARTTLS: IRC gives the chain openssl s_client -starttls irc sees", "
   const std::string oracle = oracle_chain("irc", plain.port);
   CHECK(oracle == expected);
   // "chatty" sends NOTICEs, and a PING that must be answered before its 670.
-  for (const std::string mode : {"plain", "chatty"}) {
-    INFO("mode " << mode);
-    auto s = start("irc_server.py", mode);
-    const auto r = fetch("irc", s.port);
-    INFO(getcert::test::explain(r));
-    CHECK(r.exit_code == kExitOk);
-    CHECK(r.out == oracle);
-    CHECK(r.err.empty());
-  }
+  check_chain("irc_server.py", "irc", {"plain", "chatty"}, oracle);
 }
 
 TEST_CASE("STARTTLS: IRC refusals (691, unknown command) are TLS errors quoting the server",
           "[fetch][cli]") {
-  struct Case {
-    const char* mode;
-    std::string err;
-  };
-  const Case cases[] = {
-      {"refuse",
-       refusal("IRC server", R"x(":irc.getcert.test 691 * :STARTTLS failed (Wrong moon phase)")x")},
-      {"unknown",
-       refusal("IRC server", R"x(":irc.getcert.test 421 * STARTTLS :Unknown command")x")},
-  };
-  for (const auto& c : cases) {
-    INFO("mode " << c.mode);
-    auto s = start("irc_server.py", c.mode);
-    const auto r = fetch("irc", s.port);
-    INFO(getcert::test::explain(r));
-    CHECK(r.exit_code == kExitTls);
-    CHECK(r.out.empty());
-    CHECK(r.err == error_line(s.port, c.err));
-  }
+  check_refusals(
+      "irc_server.py", "irc",
+      {
+          {"refuse", refusal("IRC server",
+                             R"x(":irc.getcert.test 691 * :STARTTLS failed (Wrong moon phase)")x")},
+          {"unknown",
+           refusal("IRC server", R"x(":irc.getcert.test 421 * STARTTLS :Unknown command")x")},
+      });
 }
 
 TEST_CASE("STARTTLS: NNTP and IRC servers that stall after greeting time out", "[fetch][cli]") {

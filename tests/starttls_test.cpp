@@ -14,6 +14,7 @@
 #include "support/cli_checks.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
+#include "support/local_server.hpp"
 #include "support/net.hpp"
 #include "support/process.hpp"
 
@@ -24,32 +25,21 @@ using getcert::test::pki;
 using getcert::test::Process;
 using getcert::test::run_getcert;
 
-struct StartTlsServer {
-  Process process;
-  std::uint16_t port;
-};
-
-StartTlsServer start(const std::string& protocol, bool refuse = false,
-                     const std::string& expect_ehlo = {}) {
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    const std::uint16_t port = getcert::test::free_port();
-    std::vector<std::string> argv{"python3",
-                                  GETCERT_STARTTLS_SERVER,
-                                  protocol,
-                                  std::to_string(port),
-                                  pki("rsa-chain.pem"),
-                                  pki("rsa.key")};
-    if (refuse) argv.emplace_back("--refuse");
-    if (!expect_ehlo.empty()) argv.insert(argv.end(), {"--expect-ehlo", expect_ehlo});
-    getcert::test::SpawnOptions options;
-    options.die_with_parent = true;
-    Process p = Process::spawn(argv, options);
-    if (getcert::test::wait_for_port("127.0.0.1", port, std::chrono::seconds(5), &p)) {
-      return {std::move(p), port};
-    }
-  }
-  FAIL("the STARTTLS test server did not start");
-  throw std::logic_error("unreachable");
+getcert::test::LocalServer start(const std::string& protocol, bool refuse = false,
+                                 const std::string& expect_ehlo = {}) {
+  return getcert::test::start_local_server(
+      [&](std::uint16_t port) {
+        std::vector<std::string> argv{"python3",
+                                      GETCERT_STARTTLS_SERVER,
+                                      protocol,
+                                      std::to_string(port),
+                                      pki("rsa-chain.pem"),
+                                      pki("rsa.key")};
+        if (refuse) argv.emplace_back("--refuse");
+        if (!expect_ehlo.empty()) argv.insert(argv.end(), {"--expect-ehlo", expect_ehlo});
+        return argv;
+      },
+      "the STARTTLS test server");
 }
 
 }  // namespace

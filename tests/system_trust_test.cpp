@@ -5,9 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +14,7 @@
 #include "getcert/verify.hpp"
 #include "support/files.hpp"
 #include "support/process.hpp"
+#include "support/scoped_env.hpp"
 #include "support/skip.hpp"
 #include "support/tls_servers.hpp"
 
@@ -23,32 +22,12 @@ using getcert::detail::find_system_trust;
 using getcert::detail::SystemTrustSources;
 using getcert::test::pki;
 using getcert::test::read_file;
+using getcert::test::ScopedEnv;
 using getcert::test::TempDir;
 using getcert::test::write_file;
 namespace fs = std::filesystem;
 
 namespace {
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // Creates root/relative (and its parent directories) holding `content`.
 std::string place(const TempDir& root, const std::string& relative, const std::string& content) {

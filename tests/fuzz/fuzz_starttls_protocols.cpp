@@ -64,16 +64,23 @@ class Lines {
   d::LineAssembler assembler_;
 };
 
-void nntp(std::string_view wire, std::uint32_t seed) {
+// Hands `on_line` each line of `wire` (cut into reads as `seed` picks) until it returns false.
+template <typename OnLine>
+void for_each_line(std::string_view wire, std::uint32_t seed, OnLine on_line) {
   Lines lines(wire, seed);
-  d::NntpCapabilities caps;
   std::string line;
-  while (lines.next(line)) {
+  while (lines.next(line) && on_line(line)) {
+  }
+}
+
+void nntp(std::string_view wire, std::uint32_t seed) {
+  d::NntpCapabilities caps;
+  for_each_line(wire, seed, [&](const std::string& line) {
     const std::string code = d::nntp_code(line);
     require(code.empty() || (code.size() == 3 && line.rfind(code, 0) == 0), "codes are 3 digits");
     auto done = caps.add(line);
-    if (!done || *done) break;
-  }
+    return done && !*done;
+  });
   require(caps.labels().find('\n') == std::string::npos, "labels are one line");
   static_cast<void>(caps.offers("STARTTLS"));
 }
@@ -109,10 +116,8 @@ void sieve(std::string_view wire, std::uint32_t seed) {
 }
 
 void irc(std::string_view wire, std::uint32_t seed) {
-  Lines lines(wire, seed);
   d::IrcStartTlsAnswer answer;
-  std::string line;
-  while (lines.next(line)) {
+  for_each_line(wire, seed, [&](const std::string& line) {
     const d::IrcMessage msg = d::parse_irc_message(line);
     require(msg.command.find(' ') == std::string::npos, "commands are one word");
     for (std::size_t i = 0; i + 1 < msg.params.size(); ++i) {
@@ -128,13 +133,14 @@ void irc(std::string_view wire, std::uint32_t seed) {
       require(token.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos,
               "a pong's token cannot end or break the line");
     }
-    if (!done) return;
+    if (!done) return false;
     if (*done) {
       require(!answer.ok() || msg.command == "670", "only 670 starts TLS");
-      return;
+      return false;
     }
     require(!answer.ok(), "no answer yet");
-  }
+    return true;
+  });
 }
 
 }  // namespace

@@ -15,10 +15,12 @@ MODE (default "reader"):
   stall        greeting 200, then reads and never answers
 Serves each connection on its own thread until killed; prints "ready" once listening.
 """
-import socket
-import ssl
+import os
 import sys
-import threading
+
+sys.dont_write_bytecode = True  # importing loopback must not leave __pycache__ in the sources
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from loopback import lines, serve_modes  # noqa: E402
 
 GREETING = b"200 news.getcert.test InterNetNews server ready (posting ok)\r\n"
 READER_CAPS = [
@@ -33,18 +35,6 @@ READER_CAPS = [
     "STARTTLS",
 ]
 TRANSIT_CAPS = ["VERSION 2", "IMPLEMENTATION getcert test news server", "IHAVE", "MODE-READER"]
-
-
-def lines(conn):
-    buf = b""
-    while True:
-        while b"\n" not in buf:
-            chunk = conn.recv(512)
-            if not chunk:
-                return
-            buf += chunk
-        line, buf = buf.split(b"\n", 1)
-        yield line.rstrip(b"\r").decode("latin-1")
 
 
 def multiline(code_line, items):
@@ -93,32 +83,5 @@ def converse(mode, conn):
     return False
 
 
-def serve(mode, ctx, conn):
-    try:
-        conn.settimeout(30)
-        if converse(mode, conn):
-            with ctx.wrap_socket(conn, server_side=True) as tls:
-                tls.recv(1)  # wait for the client to finish and close
-    except (OSError, ssl.SSLError):
-        pass
-    finally:
-        conn.close()
-
-
-def main():
-    port, chain, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    mode = sys.argv[4] if len(sys.argv) > 4 else "reader"
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(chain, key)
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(8)
-    print("ready", flush=True)
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=serve, args=(mode, ctx, conn), daemon=True).start()
-
-
 if __name__ == "__main__":
-    main()
+    serve_modes(converse, "reader")

@@ -12,7 +12,7 @@ import sys
 import threading
 
 sys.dont_write_bytecode = True  # importing loopback must not leave __pycache__ in the sources
-from loopback import connections  # noqa: E402 (after the line above)
+from loopback import serve_threaded  # noqa: E402 (after the line above)
 
 
 def relay(a, b):
@@ -58,8 +58,7 @@ def handle(conn, log, deny):
 def main():
     port, log = int(sys.argv[1]), sys.argv[2]
     deny = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--deny" else None
-    for conn in connections(port):
-        threading.Thread(target=handle, args=(conn, log, deny), daemon=True).start()
+    serve_threaded(port, lambda conn: handle(conn, log, deny))
 
 
 if __name__ == "__main__":

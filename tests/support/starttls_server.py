@@ -6,23 +6,10 @@ PROTO is smtp, imap, pop3, ftp or postgres. With --refuse it declines the upgrad
 --expect-ehlo, an SMTP client that announces another name is answered 501 quoting it.
 Serves connections one after another until killed; prints "ready" once listening.
 """
-import ssl
 import sys
 
 sys.dont_write_bytecode = True  # importing loopback must not leave __pycache__ in the sources
-from loopback import connections  # noqa: E402 (after the line above)
-
-
-def lines(conn):
-    buf = b""
-    while True:
-        while b"\n" not in buf:
-            chunk = conn.recv(1)
-            if not chunk:
-                return
-            buf += chunk
-        line, buf = buf.split(b"\n", 1)
-        yield line.rstrip(b"\r").decode("latin-1")
+from loopback import connections, lines, server_context, upgrade_after  # noqa: E402
 
 
 def preamble(proto, conn, refuse, expect_ehlo=None):
@@ -34,7 +21,7 @@ def preamble(proto, conn, refuse, expect_ehlo=None):
             return False
         send(b"N" if refuse else b"S")
         return not refuse
-    reader = lines(conn)
+    reader = lines(conn, chunk_size=1)  # the TLS ClientHello must stay in the socket
     if proto == "smtp":
         send(b"220-test.example ESMTP getcert-test\r\n220 ready\r\n")
         ehlo = next(reader)
@@ -65,18 +52,9 @@ def main():
     expect_ehlo = None
     if "--expect-ehlo" in sys.argv[5:]:
         expect_ehlo = sys.argv[sys.argv.index("--expect-ehlo") + 1]
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(chain, key)
+    ctx = server_context(chain, key)
     for conn in connections(port):
-        try:
-            conn.settimeout(10)
-            if preamble(proto, conn, refuse, expect_ehlo):
-                with ctx.wrap_socket(conn, server_side=True) as tls:
-                    tls.recv(1)  # wait for the client to finish and close
-        except (OSError, StopIteration, ssl.SSLError):
-            pass
-        finally:
-            conn.close()
+        upgrade_after(conn, ctx, lambda c: preamble(proto, c, refuse, expect_ehlo), 10)
 
 
 if __name__ == "__main__":

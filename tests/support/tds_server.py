@@ -23,6 +23,9 @@ import struct
 import sys
 import time
 
+sys.dont_write_bytecode = True  # importing loopback must not leave __pycache__ in the sources
+from loopback import connections, server_context  # noqa: E402 (after the line above)
+
 PRELOGIN = 0x12
 TABULAR_RESULT = 0x04
 EOM = 0x01
@@ -173,17 +176,10 @@ def main():
         else:
             sys.exit(f"unknown option {rest[i]}")
         i += 1
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    ctx.load_cert_chain(chain, key)
+    ctx = server_context(chain, key)
     if args["tls_max"] == "1.2":
         ctx.maximum_version = ssl.TLSVersion.TLSv1_2
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", port))
-    listener.listen(8)
-    print("ready", flush=True)
-    while True:
-        conn, _ = listener.accept()
+    for conn in connections(port):
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             conn.settimeout(20)
