@@ -59,9 +59,8 @@ class LineChannel {
   Error peer_fault(const Error& what) const;
 
  private:
-  // Waits until fd is ready or the deadline passes. The deadline is also checked before every
-  // read, so a peer that keeps sending cannot outlive it.
-  Result<void> wait(short events);
+  // Bytes that arrived before the deadline (recv_some_until), 0 when the peer closed.
+  Result<std::size_t> receive(char* buf, std::size_t len, int flags);
   Error timed_out() const;
   Error io_failure() const;
   Error closed() const;
