@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "detail/dial.hpp"
 #include "getcert/error.hpp"
@@ -71,5 +72,19 @@ class LineChannel {
   std::string exchange_;
   Errc closed_code_;
 };
+
+// Reads lines into `reply` until it is complete: Reply::add(line) says whether it is, or fails
+// for a reply that breaks its protocol's rules (blamed on the peer, as peer_fault()).
+// MultilineReply, TaggedReply, ProxyReply, NntpCapabilities.
+template <class Reply>
+Result<void> read_reply(LineChannel& ch, Reply& reply) {
+  for (;;) {
+    auto line = ch.read_line();
+    if (!line) return tl::unexpected(line.error());
+    auto complete = reply.add(std::move(*line));
+    if (!complete) return tl::unexpected(ch.peer_fault(complete.error()));
+    if (*complete) return {};
+  }
+}
 
 }  // namespace getcert::detail
