@@ -51,6 +51,24 @@ SendOutcome send_until(int fd, std::string_view data, Clock::time_point deadline
   return SendOutcome::sent;
 }
 
+RecvOutcome recv_until(int fd, char* buf, std::size_t len, int flags, Clock::time_point deadline,
+                       std::size_t& got) {
+  for (;;) {
+    if (Clock::now() >= deadline) return RecvOutcome::timed_out;
+    const ssize_t n = ::recv(fd, buf, len, flags);
+    if (n > 0) {
+      got = static_cast<std::size_t>(n);
+      return RecvOutcome::received;
+    }
+    if (n == 0) return RecvOutcome::closed;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return RecvOutcome::failed;
+    const int rc = poll_until(fd, POLLIN, deadline);
+    if (rc == 0) return RecvOutcome::timed_out;
+    if (rc < 0) return RecvOutcome::failed;
+  }
+}
+
 Clock::time_point share_of(Clock::time_point deadline, std::size_t parts) {
   const auto now = Clock::now();
   if (now >= deadline) return deadline;

@@ -2,8 +2,6 @@
 #include "detail/proxy.hpp"
 
 #include <openssl/http.h>
-#include <poll.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
@@ -384,15 +382,8 @@ class Exchange {
       : fd_(fd), who_(std::move(who)), deadline_(deadline), budget_(budget) {}
 
   Result<void> send_all(const std::string& data) {
-    switch (send_until(fd_, data, deadline_)) {
-      case SendOutcome::sent:
-        return {};
-      case SendOutcome::timed_out:
-        return tl::unexpected(timed_out());
-      case SendOutcome::failed:
-        break;
-    }
-    return tl::unexpected(io_failure());
+    return send_all_until(
+        fd_, data, deadline_, [this] { return timed_out(); }, [this] { return io_failure(); });
   }
 
   // Reads until the parser has a whole response or the peer closes; the deadline is checked
@@ -400,32 +391,22 @@ class Exchange {
   Result<void> receive(HttpResponseParser& parser) {
     std::array<char, 16384> buf{};
     while (!parser.done()) {
-      if (Clock::now() >= deadline_) return tl::unexpected(timed_out());
-      const ssize_t n = ::recv(fd_, buf.data(), buf.size(), 0);
-      if (n > 0) {
-        if (auto ok = parser.feed(std::string_view(buf.data(), static_cast<std::size_t>(n))); !ok) {
-          return tl::unexpected(blamed(ok.error()));
-        }
-        continue;
-      }
-      if (n == 0) {
+      auto n = recv_some_until(
+          fd_, buf.data(), buf.size(), 0, deadline_, [this] { return timed_out(); },
+          [this] { return io_failure(); });
+      if (!n) return tl::unexpected(n.error());
+      if (*n == 0) {
         if (auto ok = parser.finish(); !ok) return tl::unexpected(blamed(ok.error()));
         break;
       }
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN) return tl::unexpected(io_failure());
-      if (auto ok = wait(POLLIN); !ok) return ok;
+      if (auto ok = parser.feed(std::string_view(buf.data(), *n)); !ok) {
+        return tl::unexpected(blamed(ok.error()));
+      }
     }
     return {};
   }
 
  private:
-  Result<void> wait(short events) {
-    const int rc = poll_until(fd_, events, deadline_);
-    if (rc == 0) return tl::unexpected(timed_out());
-    if (rc < 0) return tl::unexpected(io_failure());
-    return {};
-  }
   Error timed_out() const {
     return {Errc::timeout, who_ + " timed out after " + duration_text(budget_)};
   }

@@ -1,8 +1,8 @@
 #include "detail/line_channel.hpp"
 
-#include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -40,65 +40,39 @@ LineChannel::LineChannel(int fd, Clock::time_point deadline, std::string peer, s
       closed_code_(closed_code) {}
 
 Result<void> LineChannel::send(const std::string& data) {
-  switch (send_until(fd_, data, deadline_)) {
-    case SendOutcome::sent:
-      return {};
-    case SendOutcome::timed_out:
-      return tl::unexpected(timed_out());
-    case SendOutcome::failed:
-      break;
-  }
-  return tl::unexpected(io_failure());
+  return send_all_until(
+      fd_, data, deadline_, [this] { return timed_out(); }, [this] { return io_failure(); });
 }
 
 Result<std::string> LineChannel::read_line() {
-  // Peek, then consume exactly the bytes up to the LF: everything before it is this line's,
-  // everything after it may be the server's first TLS record.
   LineAssembler line;
-  std::array<char, 1024> buf{};
-  while (!line.complete()) {
-    if (Clock::now() >= deadline_) return tl::unexpected(timed_out());
-    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_PEEK);
-    if (n > 0) {
-      auto took = line.take(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-      if (!took) return tl::unexpected(peer_fault(took.error()));
-      const ssize_t consumed = ::recv(fd_, buf.data(), *took, 0);
-      if (consumed != static_cast<ssize_t>(*took)) return tl::unexpected(io_failure());
-      continue;
-    }
-    if (n == 0) return tl::unexpected(closed());
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN) return tl::unexpected(io_failure());
-    if (auto ok = wait(POLLIN); !ok) return tl::unexpected(ok.error());
-  }
+  auto ok = read_into([&line](std::string_view bytes) { return line.take(bytes); },
+                      [&line] { return line.complete(); });
+  if (!ok) return tl::unexpected(ok.error());
   return line.pop();
 }
 
 Result<void> LineChannel::read_into(
     const std::function<Result<std::size_t>(std::string_view)>& take,
     const std::function<bool()>& complete) {
+  // Peek, then consume exactly the bytes `take` used: everything after them may be the
+  // server's first TLS record.
   std::array<char, 1024> buf{};
   while (!complete()) {
-    if (Clock::now() >= deadline_) return tl::unexpected(timed_out());
-    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_PEEK);
-    if (n > 0) {
-      auto took = take(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-      if (!took && took.error().code == Errc::not_tls) {
-        return fail(Errc::not_tls, peer_ + " " + took.error().message);
-      }
-      if (!took) return tl::unexpected(peer_fault(took.error()));
-      if (*took == 0) {
-        if (complete()) break;
-        return fail(Errc::internal, "a reader of " + exchange_ + " stalled on its input");
-      }
-      const ssize_t consumed = ::recv(fd_, buf.data(), *took, 0);
-      if (consumed != static_cast<ssize_t>(*took)) return tl::unexpected(io_failure());
-      continue;
+    auto n = receive(buf.data(), buf.size(), MSG_PEEK);
+    if (!n) return tl::unexpected(n.error());
+    if (*n == 0) return tl::unexpected(closed());
+    auto took = take(std::string_view(buf.data(), *n));
+    if (!took && took.error().code == Errc::not_tls) {
+      return fail(Errc::not_tls, peer_ + " " + took.error().message);
     }
-    if (n == 0) return tl::unexpected(closed());
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN) return tl::unexpected(io_failure());
-    if (auto ok = wait(POLLIN); !ok) return tl::unexpected(ok.error());
+    if (!took) return tl::unexpected(peer_fault(took.error()));
+    if (*took == 0) {
+      if (complete()) break;
+      return fail(Errc::internal, "a reader of " + exchange_ + " stalled on its input");
+    }
+    const ssize_t consumed = ::recv(fd_, buf.data(), *took, 0);
+    if (consumed != static_cast<ssize_t>(*took)) return tl::unexpected(io_failure());
   }
   return {};
 }
@@ -107,16 +81,10 @@ Result<std::string> LineChannel::read_bytes(std::size_t count) {
   std::string out;
   std::array<char, 256> buf{};
   while (out.size() < count) {
-    if (Clock::now() >= deadline_) return tl::unexpected(timed_out());
-    const ssize_t n = ::recv(fd_, buf.data(), std::min(buf.size(), count - out.size()), 0);
-    if (n > 0) {
-      out.append(buf.data(), static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n == 0) return tl::unexpected(closed());
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN) return tl::unexpected(io_failure());
-    if (auto ok = wait(POLLIN); !ok) return tl::unexpected(ok.error());
+    auto n = receive(buf.data(), std::min(buf.size(), count - out.size()), 0);
+    if (!n) return tl::unexpected(n.error());
+    if (*n == 0) return tl::unexpected(closed());
+    out.append(buf.data(), *n);
   }
   return out;
 }
@@ -125,11 +93,10 @@ Error LineChannel::peer_fault(const Error& what) const {
   return {Errc::connect_failed, peer_ + " " + what.message + " during " + exchange_};
 }
 
-Result<void> LineChannel::wait(short events) {
-  const int rc = poll_until(fd_, events, deadline_);
-  if (rc == 0) return tl::unexpected(timed_out());
-  if (rc < 0) return tl::unexpected(io_failure());
-  return {};
+Result<std::size_t> LineChannel::receive(char* buf, std::size_t len, int flags) {
+  return recv_some_until(
+      fd_, buf, len, flags, deadline_, [this] { return timed_out(); },
+      [this] { return io_failure(); });
 }
 
 Error LineChannel::timed_out() const {

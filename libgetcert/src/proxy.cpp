@@ -130,13 +130,7 @@ Result<Connection> dial_via_proxy(const ProxyUrl& proxy, const Endpoint& target,
   if (auto sent = ch.send(request); !sent) return tl::unexpected(sent.error());
 
   ProxyReply reply;
-  for (;;) {
-    auto line = ch.read_line();
-    if (!line) return tl::unexpected(line.error());
-    auto complete = reply.add(std::move(*line));
-    if (!complete) return tl::unexpected(ch.peer_fault(complete.error()));
-    if (*complete) break;
-  }
+  if (auto ok = read_reply(ch, reply); !ok) return tl::unexpected(ok.error());
   if (!reply.established()) {
     const std::string hint = reply.code() == "407"
                                  ? " (it wants credentials: --proxy http://user:password@host:port)"

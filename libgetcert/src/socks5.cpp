@@ -127,8 +127,7 @@ Result<std::uint8_t> socks5_connect(int fd, Clock::time_point deadline,
 
   std::string connect{static_cast<char>(kVersion), static_cast<char>(kConnect), 0};
   connect += *address;
-  connect.push_back(static_cast<char>(request.port >> 8));
-  connect.push_back(static_cast<char>(request.port & 0xFF));
+  internal::append_be16(connect, request.port);
   if (auto sent = ch.send(connect); !sent) return tl::unexpected(sent.error());
   auto head = ch.read_bytes(4);
   if (!head) return tl::unexpected(head.error());

@@ -26,18 +26,6 @@ Error refused(const LineChannel& ch, const std::string& answer) {
           ch.peer() + " did not accept the switch to TLS (it answered " + quote_peer(answer) + ")"};
 }
 
-// Reads lines into `reply` until it is complete (Reply: MultilineReply, TaggedReply).
-template <class Reply>
-Result<void> read_reply(LineChannel& ch, Reply& reply) {
-  for (;;) {
-    auto line = ch.read_line();
-    if (!line) return tl::unexpected(line.error());
-    auto complete = reply.add(std::move(*line));
-    if (!complete) return tl::unexpected(ch.peer_fault(complete.error()));
-    if (*complete) return {};
-  }
-}
-
 // SMTP replies may span lines: "250-..." continues, "250 ..." ends. Returns the last line.
 Result<std::string> smtp_reply(LineChannel& ch) {
   MultilineReply reply;

@@ -55,13 +55,8 @@ Result<std::optional<NntpCapabilities>> capabilities(LineChannel& ch) {
   if (!head) return tl::unexpected(head.error());
   if (nntp_code(*head) != "101") return std::nullopt;
   NntpCapabilities list;
-  for (;;) {
-    auto line = ch.read_line();
-    if (!line) return tl::unexpected(line.error());
-    auto complete = list.add(std::move(*line));
-    if (!complete) return tl::unexpected(ch.peer_fault(complete.error()));
-    if (*complete) return list;
-  }
+  if (auto ok = read_reply(ch, list); !ok) return tl::unexpected(ok.error());
+  return list;
 }
 
 bool is_greeting(const std::string& line) {

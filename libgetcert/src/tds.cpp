@@ -1,5 +1,7 @@
 #include "detail/tds.hpp"
 
+#include "internal/encoding.hpp"
+
 namespace getcert::detail {
 namespace {
 
@@ -11,16 +13,6 @@ constexpr std::uint8_t kOptThreadId = 0x03;
 constexpr std::uint8_t kOptMars = 0x04;
 constexpr std::uint8_t kOptTerminator = 0xFF;
 constexpr std::size_t kOptionEntrySize = 5;  // token, offset (2), length (2)
-
-std::uint16_t be16(std::string_view s, std::size_t i) {
-  return static_cast<std::uint16_t>((static_cast<unsigned char>(s[i]) << 8U) |
-                                    static_cast<unsigned char>(s[i + 1]));
-}
-
-void put_be16(std::string& out, std::size_t value) {
-  out += static_cast<char>((value >> 8U) & 0xFFU);
-  out += static_cast<char>(value & 0xFFU);
-}
 
 tl::unexpected<Error> malformed(const std::string& why) {
   return fail(Errc::malformed_input, "sent a malformed PRELOGIN answer (" + why + ")");
@@ -35,7 +27,7 @@ Result<TdsHeader> parse_tds_header(std::string_view eight_bytes) {
   TdsHeader h;
   h.type = static_cast<std::uint8_t>(eight_bytes[0]);
   h.status = static_cast<std::uint8_t>(eight_bytes[1]);
-  h.length = be16(eight_bytes, 2);
+  h.length = internal::read_be16(eight_bytes, 2);
   if (h.length < kTdsHeaderSize) {
     return fail(Errc::malformed_input, "sent a TDS packet whose length (" +
                                            std::to_string(h.length) + ") is below its header's");
@@ -49,7 +41,7 @@ std::string tds_packet(std::uint8_t type, std::uint8_t status, std::uint8_t pack
   out.reserve(kTdsHeaderSize + payload.size());
   out += static_cast<char>(type);
   out += static_cast<char>(status);
-  put_be16(out, kTdsHeaderSize + payload.size());
+  internal::append_be16(out, static_cast<std::uint16_t>(kTdsHeaderSize + payload.size()));
   out.append(2, '\0');  // SPID: the server's process id, unknown to a client
   out += static_cast<char>(packet_id);
   out += '\0';  // window: unused
@@ -75,8 +67,8 @@ std::string tds_prelogin_request() {
   const std::size_t data_start = options.size() * kOptionEntrySize + 1;
   for (const auto& o : options) {
     table += static_cast<char>(o.token);
-    put_be16(table, data_start + data.size());
-    put_be16(table, o.data.size());
+    internal::append_be16(table, static_cast<std::uint16_t>(data_start + data.size()));
+    internal::append_be16(table, static_cast<std::uint16_t>(o.data.size()));
     data += o.data;
   }
   table += static_cast<char>(kOptTerminator);
@@ -92,8 +84,8 @@ Result<PreloginAnswer> parse_prelogin(std::string_view p) {
     const auto token = static_cast<std::uint8_t>(p[pos]);
     if (token == kOptTerminator) break;
     if (pos + kOptionEntrySize > p.size()) return malformed("a truncated option");
-    const std::size_t offset = be16(p, pos + 1);
-    const std::size_t length = be16(p, pos + 3);
+    const std::size_t offset = internal::read_be16(p, pos + 1);
+    const std::size_t length = internal::read_be16(p, pos + 3);
     pos += kOptionEntrySize;
     if (offset > p.size() || length > p.size() - offset) {
       return malformed("option " + tds_byte_text(token) + " lies outside the message");
@@ -110,7 +102,7 @@ Result<PreloginAnswer> parse_prelogin(std::string_view p) {
       // follows.
       out.version = std::array<std::uint16_t, 4>{
           static_cast<unsigned char>(value[0]), static_cast<unsigned char>(value[1]),
-          be16(value, 2),
+          internal::read_be16(value, 2),
           static_cast<std::uint16_t>(static_cast<unsigned char>(value[4]) |
                                      (static_cast<unsigned char>(value[5]) << 8U))};
     }

@@ -1,6 +1,7 @@
 #pragma once
 
-// Text encodings of binary data: uppercase hex, base64 and PEM blocks.
+// Encodings of binary data: uppercase hex, base64 and PEM blocks, and the big-endian 16-bit
+// fields of wire protocols.
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -17,6 +19,18 @@ namespace getcert::internal {
 std::string hex_upper(const unsigned char* data, std::size_t len);
 // Standard base64 (no line breaks).
 std::string base64(const unsigned char* data, std::size_t len);
+
+// The 16-bit big-endian (network order) field at s[i], s[i + 1]; the caller checks the bounds.
+inline std::uint16_t read_be16(std::string_view s, std::size_t i) {
+  return static_cast<std::uint16_t>((static_cast<unsigned char>(s[i]) << 8U) |
+                                    static_cast<unsigned char>(s[i + 1]));
+}
+
+// Appends value as a 16-bit big-endian (network order) field.
+inline void append_be16(std::string& out, std::uint16_t value) {
+  out += static_cast<char>((value >> 8U) & 0xFFU);
+  out += static_cast<char>(value & 0xFFU);
+}
 
 // One PEM block ("-----BEGIN label-----", 64-column base64 lines, "-----END label-----").
 // String is std::string or a wiping string type for key material: the encoded text only ever

@@ -34,6 +34,49 @@ enum class SendOutcome { sent, timed_out, failed };
 // deadline is checked before every send, so a peer that stops reading cannot hold us past it.
 SendOutcome send_until(int fd, std::string_view data, Clock::time_point deadline);
 
+// How recv_until() ended: bytes arrived, the peer closed, the deadline passed, or the socket
+// failed (errno set, for the caller's message).
+enum class RecvOutcome { received, closed, timed_out, failed };
+// One recv() of up to `len` bytes on a non-blocking socket, retrying EINTR and waiting
+// (poll_until) while nothing has arrived; the deadline is checked before every recv, so a peer
+// that keeps sending cannot outlive it. On `received`, `got` (> 0) says how many bytes came.
+RecvOutcome recv_until(int fd, char* buf, std::size_t len, int flags, Clock::time_point deadline,
+                       std::size_t& got);
+
+// send_until() and recv_until() as Results, for exchanges that name their own errors:
+// `timed_out()` and `failed()` build them, called at once so `failed` still sees errno.
+template <class TimedOut, class Failed>
+Result<void> send_all_until(int fd, std::string_view data, Clock::time_point deadline,
+                            const TimedOut& timed_out, const Failed& failed) {
+  switch (send_until(fd, data, deadline)) {
+    case SendOutcome::sent:
+      return {};
+    case SendOutcome::timed_out:
+      return tl::unexpected(timed_out());
+    case SendOutcome::failed:
+      break;
+  }
+  return tl::unexpected(failed());
+}
+// How many bytes arrived; 0 when the peer closed.
+template <class TimedOut, class Failed>
+Result<std::size_t> recv_some_until(int fd, char* buf, std::size_t len, int flags,
+                                    Clock::time_point deadline, const TimedOut& timed_out,
+                                    const Failed& failed) {
+  std::size_t got = 0;
+  switch (recv_until(fd, buf, len, flags, deadline, got)) {
+    case RecvOutcome::received:
+      return got;
+    case RecvOutcome::closed:
+      return 0;
+    case RecvOutcome::timed_out:
+      return tl::unexpected(timed_out());
+    case RecvOutcome::failed:
+      break;
+  }
+  return tl::unexpected(failed());
+}
+
 // A request that hangs can spend no more than its share: a slice of what is left until
 // `deadline`, split evenly among the `parts` requests still planned (this one included), but at
 // least kMinShare when that much is left, so a slow first source still has a fair try.

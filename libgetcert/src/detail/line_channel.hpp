@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "detail/dial.hpp"
 #include "getcert/error.hpp"
@@ -59,9 +60,8 @@ class LineChannel {
   Error peer_fault(const Error& what) const;
 
  private:
-  // Waits until fd is ready or the deadline passes. The deadline is also checked before every
-  // read, so a peer that keeps sending cannot outlive it.
-  Result<void> wait(short events);
+  // Bytes that arrived before the deadline (recv_some_until), 0 when the peer closed.
+  Result<std::size_t> receive(char* buf, std::size_t len, int flags);
   Error timed_out() const;
   Error io_failure() const;
   Error closed() const;
@@ -72,5 +72,19 @@ class LineChannel {
   std::string exchange_;
   Errc closed_code_;
 };
+
+// Reads lines into `reply` until it is complete: Reply::add(line) says whether it is, or fails
+// for a reply that breaks its protocol's rules (blamed on the peer, as peer_fault()).
+// MultilineReply, TaggedReply, ProxyReply, NntpCapabilities.
+template <class Reply>
+Result<void> read_reply(LineChannel& ch, Reply& reply) {
+  for (;;) {
+    auto line = ch.read_line();
+    if (!line) return tl::unexpected(line.error());
+    auto complete = reply.add(std::move(*line));
+    if (!complete) return tl::unexpected(ch.peer_fault(complete.error()));
+    if (*complete) return {};
+  }
+}
 
 }  // namespace getcert::detail
