@@ -12,9 +12,11 @@ namespace {
 // True when the characters live in an allocated block, not in the small-string buffer inside
 // the string object.
 bool on_heap(const SecureString& text) noexcept {
+  // The bytes the string object itself occupies (its small-string buffer is among them).
+  constexpr std::size_t kObjectBytes = sizeof(SecureString);
   const auto* object = reinterpret_cast<const char*>(&text);
-  const std::less<const char*> before;
-  return before(text.data(), object) || !before(text.data(), object + sizeof(text));
+  const std::less<> before;
+  return before(text.data(), object) || !before(text.data(), object + kObjectBytes);
 }
 
 }  // namespace
