@@ -1,6 +1,7 @@
 #include "support/net.hpp"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -8,9 +9,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "support/process.hpp"
 
@@ -47,6 +55,88 @@ int bind_loopback(int family, std::uint16_t port, std::uint16_t* bound_port) {
                                           : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
   }
   return fd;
+}
+
+// Inodes of the sockets listening on `port` (any address, IPv4 and IPv6), from /proc/net.
+std::set<std::string> listening_inodes(std::uint16_t port) {
+  std::set<std::string> inodes;
+  // The local address ends in ":PPPP", the port in upper-case hex.
+  std::string port_hex = ":";
+  for (int shift = 12; shift >= 0; shift -= 4)
+    port_hex += "0123456789ABCDEF"[(port >> shift) & 0xF];
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      std::istringstream fields(line);
+      std::string sl, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      fields >> sl >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+          timeout >> inode;
+      const bool on_port = local.ends_with(port_hex);
+      if (on_port && state == "0A") inodes.insert(inode);  // 0A: TCP_LISTEN
+    }
+  }
+  return inodes;
+}
+
+// pid and every process descended from it (a server's workers may hold the socket too).
+std::vector<pid_t> process_tree(pid_t root) {
+  std::vector<std::pair<pid_t, pid_t>> parent_of;  // (pid, ppid)
+  if (DIR* proc = ::opendir("/proc")) {
+    while (const dirent* e = ::readdir(proc)) {
+      const std::string_view name(e->d_name);
+      pid_t pid = 0;
+      const auto parsed = std::from_chars(name.data(), name.data() + name.size(), pid);
+      if (parsed.ec != std::errc() || parsed.ptr != name.data() + name.size()) continue;
+      std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
+      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the
+      // last ')'.
+      const auto close = text.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream rest(text.substr(close + 1));
+      std::string state;
+      pid_t ppid = 0;
+      rest >> state >> ppid;
+      parent_of.emplace_back(pid, ppid);
+    }
+    ::closedir(proc);
+  }
+  std::vector<pid_t> tree{root};
+  for (std::size_t i = 0; i < tree.size(); ++i)
+    for (const auto& [pid, ppid] : parent_of)
+      if (ppid == tree[i]) tree.push_back(pid);
+  return tree;
+}
+
+// Whether the socket listening on `port` belongs to `server` or its descendants: a port
+// taken by another test's server between free_port() and the bind must not pass for ours.
+bool listener_owned_by(pid_t server, std::uint16_t port) {
+  const auto inodes = listening_inodes(port);
+  if (inodes.empty()) return false;
+  for (const pid_t pid : process_tree(server)) {
+    const std::string fd_dir = "/proc/" + std::to_string(pid) + "/fd";
+    DIR* dir = ::opendir(fd_dir.c_str());
+    if (dir == nullptr) continue;
+    bool found = false;
+    while (const dirent* e = ::readdir(dir)) {
+      char target[64] = {};
+      const std::string link = fd_dir + "/" + e->d_name;
+      const auto n = ::readlink(link.c_str(), target, sizeof target - 1);
+      if (n <= 0) continue;
+      const std::string t(target, static_cast<std::size_t>(n));
+      // "socket:[12345]"
+      if (t.rfind("socket:[", 0) == 0 && inodes.contains(t.substr(8, t.size() - 9))) {
+        found = true;
+        break;
+      }
+    }
+    ::closedir(dir);
+    if (found) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -100,7 +190,10 @@ bool wait_for_port(const std::string& host, std::uint16_t port, std::chrono::mil
       rc = ::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin);
     }
     ::close(fd);
-    if (rc == 0) return true;
+    // A connection alone is not proof: another process may have taken the port first (then
+    // ours fails to bind and exits, and the next check notices), or the probe may have
+    // connected to itself. Wait until the server process holds the listening socket.
+    if (rc == 0 && (server == nullptr || listener_owned_by(server->pid(), port))) return true;
     if (server != nullptr && !server->running()) return false;
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

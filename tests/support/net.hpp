@@ -87,7 +87,9 @@ class LoopbackListener {
 };
 
 // Connects until host:port accepts a TCP connection or `limit` passes; gives up early when
-// `server` (if given) has exited.
+// `server` (if given) has exited. With `server`, the listening socket must also be held by it
+// or one of its descendants (checked through /proc), so a port another process took between
+// free_port() and the server's bind is not mistaken for the server: the caller retries.
 bool wait_for_port(const std::string& host, std::uint16_t port, std::chrono::milliseconds limit,
                    Process* server = nullptr);
 
