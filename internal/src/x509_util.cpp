@@ -241,6 +241,21 @@ Result<Certificate> certificate_from_x509(X509* cert) {
   return out;
 }
 
+Result<Certificate> certificate_from_der(const std::vector<std::uint8_t>& der, X509Ptr* handle) {
+  clear_errors();
+  const unsigned char* p = der.data();
+  X509Ptr cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
+  if (!cert) return fail(Errc::malformed_input, "not a valid DER certificate", drain_errors());
+  if (p != der.data() + der.size()) {
+    return fail(Errc::malformed_input, "trailing bytes after the DER certificate");
+  }
+  auto parsed = certificate_from_x509(cert.get());
+  if (!parsed) return parsed;
+  parsed->der = der;  // keep the exact input bytes
+  if (handle != nullptr) *handle = std::move(cert);
+  return parsed;
+}
+
 X509Ptr x509_from_certificate(const Certificate& cert) {
   const unsigned char* p = cert.der.data();
   return X509Ptr(d2i_X509(nullptr, &p, static_cast<long>(cert.der.size())));

@@ -25,18 +25,7 @@ std::int64_t Certificate::days_left(std::int64_t now) const noexcept {
 std::string Certificate::display_name() const { return subject_cn.empty() ? subject : subject_cn; }
 
 Result<Certificate> parse_certificate_der(const std::vector<std::uint8_t>& der) {
-  internal::clear_errors();
-  const unsigned char* p = der.data();
-  internal::X509Ptr cert(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
-  if (!cert) {
-    return fail(Errc::malformed_input, "not a valid DER certificate", internal::drain_errors());
-  }
-  if (p != der.data() + der.size()) {
-    return fail(Errc::malformed_input, "trailing bytes after the DER certificate");
-  }
-  auto parsed = internal::certificate_from_x509(cert.get());
-  if (parsed) parsed->der = der;  // keep the exact input bytes
-  return parsed;
+  return internal::certificate_from_der(der);
 }
 
 Result<std::vector<Certificate>> parse_certificates_pem(const std::string& pem) {

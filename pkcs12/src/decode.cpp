@@ -284,7 +284,7 @@ Result<SecureBytes> Walker::decrypt_any(const PbeAlgorithm& alg, Bytes ciphertex
 }
 
 Result<SecureBytes> Walker::decrypt_key_bag(const PbeAlgorithm& alg, Bytes ciphertext) {
-  auto is_key = [](const SecureBytes& p) { return parse_pkcs8(p).has_value(); };
+  auto is_key = [](const SecureBytes& p) { return is_pkcs8(p); };
   if (!options_.key_password) return decrypt_any(alg, ciphertext, "private key", is_key);
   for (const auto& forms : password_candidates(options_.key_password)) {
     for (const auto& variant : alg.uses_bmp_password() ? forms.bmp : forms.raw) {
@@ -633,7 +633,8 @@ Result<void> Walker::read_cert_bag(const Element& value, BagInfo& info,
   if (!octets_el) return tl::unexpected(octets_el.error());
   auto der = octet_string(*octets_el, "x509Certificate");
   if (!der) return tl::unexpected(der.error());
-  auto cert = parse_certificate_der(*der);
+  internal::X509Ptr x509;
+  auto cert = internal::certificate_from_der(*der, &x509);
   if (!cert) {
     // One unreadable certificate should not hide the rest of a trust store.
     info.description = "x509Certificate (unparseable, skipped)";
@@ -642,8 +643,6 @@ Result<void> Walker::read_cert_bag(const Element& value, BagInfo& info,
   }
   info.description = "x509Certificate " + cert->subject;
   info.certificate_sha256 = cert->sha256;
-  internal::X509Ptr x509 = internal::x509_from_certificate(*cert);
-  if (!x509) return fail(Errc::internal, "a parsed certificate cannot be re-read");
   contents_.certs.push_back({std::move(*cert), std::move(x509), attrs});
   return {};
 }

@@ -15,6 +15,15 @@
 namespace getcert::pkcs12 {
 namespace detail {
 
+bool is_pkcs8(Bytes der) {
+  const unsigned char* p = der.data();
+  const internal::Pkcs8InfoPtr p8(
+      d2i_PKCS8_PRIV_KEY_INFO(nullptr, &p, static_cast<long>(der.size())));
+  const bool whole = p8 && p == der.data() + der.size();
+  internal::clear_errors();
+  return whole;
+}
+
 Result<ParsedKey> parse_pkcs8(Bytes der) {
   internal::clear_errors();
   const unsigned char* p = der.data();
