@@ -26,15 +26,39 @@ std::string version_text() {
   return std::string("getcert ") + GETCERT_VERSION + " (" + OpenSSL_version(OPENSSL_VERSION) + ")";
 }
 
+bool is_global_flag(const std::string& a) {
+  return a == "--verbose" || a == "--quiet" || a == "-q" ||
+         (a.size() >= 2 && a[0] == '-' && a.find_first_not_of('v', 1) == std::string::npos);
+}
+
+// The index of the first argument after the global flags (-v, -q); args.size() when none.
+std::size_t first_word(const std::vector<std::string>& args) {
+  std::size_t first = 1;
+  while (first < args.size() && is_global_flag(args[first])) ++first;
+  return first;
+}
+
+// Which subcommands a run needs defined. Defining every subcommand's options before parsing
+// was about a twentieth of a fetch's CPU time; a run whose first word names a subcommand, or a
+// target (which means fetch), parses against that subcommand alone. Anything else (no word,
+// top-level help, the generated docs, an unknown flag) gets all of them, so help and errors
+// list every subcommand as before.
+enum class Needed { all, fetch, p12, show };
+
+Needed needed_commands(const std::vector<std::string>& args) {
+  const std::size_t first = first_word(args);
+  if (first >= args.size()) return Needed::all;
+  const std::string& word = args[first];
+  if (word.empty() || word[0] == '-') return Needed::all;
+  if (word == "p12") return Needed::p12;
+  if (word == "show") return Needed::show;
+  return Needed::fetch;
+}
+
 // `getcert HOST` means `getcert fetch HOST`: insert the default subcommand when the first
 // argument after the global flags (-v, -q) names no subcommand and is not a top-level flag.
 std::vector<std::string> with_default_command(std::vector<std::string> args, const CLI::App& app) {
-  auto is_global_flag = [](const std::string& a) {
-    return a == "--verbose" || a == "--quiet" || a == "-q" ||
-           (a.size() >= 2 && a[0] == '-' && a.find_first_not_of('v', 1) == std::string::npos);
-  };
-  std::size_t first = 1;
-  while (first < args.size() && is_global_flag(args[first])) ++first;
+  const std::size_t first = first_word(args);
   if (first >= args.size()) return args;
   static const std::vector<std::string> kTopLevel{"-h", "--help", "--version", "--help-all"};
   const std::string& word = args[first];
@@ -115,10 +139,11 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
       "failed,\n  6 expiring soon, 7 wrong password, 8 malformed input, 9 unsupported, "
       "10 output exists, 11 I/O error");
 
+  const Needed needed = needed_commands(raw_args);
   std::vector<std::unique_ptr<Command>> commands;
-  commands.push_back(make_fetch_command());
-  commands.push_back(make_p12_command());
-  commands.push_back(make_show_command());
+  if (needed == Needed::all || needed == Needed::fetch) commands.push_back(make_fetch_command());
+  if (needed == Needed::all || needed == Needed::p12) commands.push_back(make_p12_command());
+  if (needed == Needed::all || needed == Needed::show) commands.push_back(make_show_command());
   std::vector<std::pair<CLI::App*, Command*>> table;
   for (auto& c : commands) {
     CLI::App* sub = c->add_to(app);
