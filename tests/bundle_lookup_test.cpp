@@ -9,8 +9,11 @@
 
 #include "getcert/certificate.hpp"
 #include "getcert/verify.hpp"
+#include "support/commands.hpp"
 #include "support/files.hpp"
 #include "support/scoped_env.hpp"
+#include "support/skip.hpp"
+#include "support/tls_servers.hpp"
 
 using getcert::Certificate;
 using getcert::Verification;
@@ -28,21 +31,28 @@ std::vector<Certificate> chain(const std::string& file) {
   return *certs;
 }
 
-// Verifies the ECDSA test chain with the system store, the store being `bundle` alone
+// Verifies `presented` for `name` with the system store, the store being `bundle` alone
 // (SSL_CERT_DIR names an empty directory, so no hashed directory answers instead).
-Verification verify_with_bundle(const TempDir& tmp, const std::string& bundle) {
+Verification verify_with_bundle(const TempDir& tmp, const std::string& bundle,
+                                const std::vector<Certificate>& presented,
+                                const std::string& name) {
   const std::string path = tmp / "bundle.pem";
   getcert::test::write_file(path, bundle);
   std::filesystem::create_directories(tmp / "empty-dir");
   const ScopedEnv file("SSL_CERT_FILE", path);
   const ScopedEnv dir("SSL_CERT_DIR", tmp / "empty-dir");
   VerifyOptions o;
-  o.name = "ecdsa.test";
+  o.name = name;
   o.fetch_missing = false;
-  auto v = getcert::verify_chain(chain("ecdsa-chain.pem"), o);
+  auto v = getcert::verify_chain(presented, o);
   if (!v) FAIL("verify_chain failed: " << v.error().message);
   CHECK(v->trust_store == "system (" + path + ")");
   return *v;
+}
+
+// The same for the ECDSA test chain.
+Verification verify_with_bundle(const TempDir& tmp, const std::string& bundle) {
+  return verify_with_bundle(tmp, bundle, chain("ecdsa-chain.pem"), "ecdsa.test");
 }
 
 std::vector<std::string> subjects(const std::vector<Certificate>& certs) {
@@ -129,4 +139,46 @@ TEST_CASE("corrupt blocks elsewhere in a bundle do not break an unrelated chain"
     CHECK(verify_with_bundle(tmp, undecodable_root() + root).ok);
     CHECK_FALSE(verify_with_bundle(tmp, undecodable_root()).ok);
   }
+}
+
+TEST_CASE("a root whose subject ends far into its DER is found, and breakage past it is not fatal",
+          "[verify]") {
+  REQUIRE_TOOL(getcert::test::have_openssl(), "openssl");
+  using getcert::test::openssl;
+  TempDir tmp;
+  // Six 60-character OUs in both the issuer and the subject put the subject's end near byte
+  // 900: past the start of each block that the index decodes first.
+  std::string dn = "/CN=getcert Long Name Root";
+  for (char c = 'a'; c < 'g'; ++c) dn += "/OU=" + std::string(60, c);
+  const std::string root_pem = tmp / "root.pem";
+  openssl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+           "-keyout", tmp / "root.key", "-out", root_pem, "-subj", dn, "-days", "30", "-addext",
+           "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"});
+  openssl({"req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+           "-keyout", tmp / "leaf.key", "-out", tmp / "leaf.csr", "-subj", "/CN=long.test"});
+  getcert::test::write_file(tmp / "leaf.ext",
+                            "subjectAltName = DNS:long.test\nextendedKeyUsage = serverAuth\n");
+  openssl({"x509", "-req", "-in", tmp / "leaf.csr", "-CA", root_pem, "-CAkey", tmp / "root.key",
+           "-set_serial", "7", "-days", "30", "-extfile", tmp / "leaf.ext", "-out",
+           tmp / "leaf.pem"});
+  const std::string root = read_file(root_pem);
+  auto root_cert = getcert::parse_certificates_pem(root);
+  REQUIRE(root_cert);
+  REQUIRE(root_cert->front().der.size() > 900);
+  auto leaf = getcert::parse_certificates_pem(read_file(tmp / "leaf.pem"));
+  REQUIRE(leaf);
+
+  const auto v = verify_with_bundle(tmp, std::string(kNotDer) + root + kNotDer, *leaf, "long.test");
+  INFO(v.errors.size());
+  CHECK(v.ok);
+  REQUIRE(v.verified_chain.size() == 2);
+  CHECK(v.verified_chain[1].subject_cn == "getcert Long Name Root");
+
+  // The test root with its last base64 line broken: the start still indexes under its subject,
+  // but the certificate no longer decodes, so it is passed over and the chain has no anchor.
+  std::string broken = read_file(pki("root.pem"));
+  const std::size_t last_line = broken.rfind('\n', broken.find("-----END") - 2) + 1;
+  broken[last_line] = '!';
+  CHECK_FALSE(verify_with_bundle(tmp, broken).ok);
+  CHECK(verify_with_bundle(tmp, broken + read_file(pki("root.pem"))).ok);
 }

@@ -1,8 +1,8 @@
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -12,9 +12,11 @@
 namespace getcert::detail {
 namespace {
 
-// One certificate block of the bundle, base64-decoded, with where its subject lies in it.
+// One certificate block of the bundle: its base64 text, and the start of its DER, decoded only
+// as far as the subject name (the whole block is decoded when a chain asks for that subject).
 struct BundleEntry {
-  std::string der;
+  std::string_view body;  // the block's base64 and line breaks, a view into BundleIndex::pem
+  std::string head;       // DER from the first byte through the end of the subject
   std::size_t subject_offset = 0;
   std::size_t subject_size = 0;
   bool trusted_form = false;  // "TRUSTED CERTIFICATE": DER followed by OpenSSL's trust settings
@@ -23,9 +25,10 @@ struct BundleEntry {
 // Immutable once built, so lookups from several verifying threads need no lock; the store
 // serialises the additions (X509_STORE_add_cert locks it).
 struct BundleIndex {
+  std::string pem;  // the whole file, which the entries' bodies view
   std::vector<BundleEntry> entries;
-  // Keyed by the subject's DER bytes (views into `entries`). A chain names its issuer by those
-  // same bytes: Go's crypto/x509 matches names byte for byte too.
+  // Keyed by the subject's DER bytes (views into the entries' heads). A chain names its issuer
+  // by those same bytes: Go's crypto/x509 matches names byte for byte too.
   std::unordered_multimap<std::string_view, std::size_t> by_subject;
 };
 
@@ -37,7 +40,10 @@ struct Tlv {
   std::size_t end = 0;
 };
 
-bool read_tlv(std::string_view der, std::size_t pos, std::size_t limit, Tlv& out) {
+// Reads the header at `pos`; the content must end within `limit`, unless `open_ended` (an outer
+// SEQUENCE of which only a prefix was decoded: then `end` may lie past `limit`).
+bool read_tlv(std::string_view der, std::size_t pos, std::size_t limit, Tlv& out,
+              bool open_ended = false) {
   if (pos + 2 > limit) return false;
   out.tag = static_cast<unsigned char>(der[pos]);
   std::size_t len = static_cast<unsigned char>(der[pos + 1]);
@@ -51,7 +57,7 @@ bool read_tlv(std::string_view der, std::size_t pos, std::size_t limit, Tlv& out
     }
     at += octets;
   }
-  if (len > limit - at) return false;
+  if (at > limit || (!open_ended && len > limit - at)) return false;
   out.content = at;
   out.end = at + len;
   return true;
@@ -59,14 +65,14 @@ bool read_tlv(std::string_view der, std::size_t pos, std::size_t limit, Tlv& out
 
 // Certificate ::= SEQUENCE { tbsCertificate SEQUENCE { [0] version OPTIONAL, serialNumber,
 // signature, issuer, validity, subject, ... }, ... }: skips to the subject without decoding.
-// Also trims `entry.der` to the certificate (base64 padding may leave trailing bytes).
-bool locate_subject(BundleEntry& entry) {
-  const std::string_view der = entry.der;
+// `der` may be a prefix of the certificate: the two outer SEQUENCEs may run past its end, the
+// fields up to the subject may not.
+bool locate_subject(std::string_view der, std::size_t& subject_offset, std::size_t& subject_size) {
   Tlv cert;
   Tlv field;
-  if (!read_tlv(der, 0, der.size(), cert) || cert.tag != 0x30) return false;
-  if (!read_tlv(der, cert.content, cert.end, field) || field.tag != 0x30) return false;
-  const std::size_t tbs_end = field.end;
+  if (!read_tlv(der, 0, der.size(), cert, true) || cert.tag != 0x30) return false;
+  if (!read_tlv(der, cert.content, der.size(), field, true) || field.tag != 0x30) return false;
+  const std::size_t tbs_end = std::min(field.end, der.size());
   std::size_t pos = field.content;
   if (!read_tlv(der, pos, tbs_end, field)) return false;
   if (field.tag == 0xA0) {  // version
@@ -80,20 +86,38 @@ bool locate_subject(BundleEntry& entry) {
     if (field.tag != kTags.at(i)) return false;
     if (i + 1 < kTags.size()) pos = field.end;
   }
-  entry.subject_offset = pos;
-  entry.subject_size = field.end - pos;
-  if (!entry.trusted_form) entry.der.resize(cert.end);
+  subject_offset = pos;
+  subject_size = field.end - pos;
   return true;
 }
 
-// Base64 body of a PEM block to bytes; false on anything but base64 and whitespace.
-bool decode_base64(std::string_view body, std::string& out) {
-  std::string compact;
-  compact.reserve(body.size());
-  for (const char c : body) {
-    if (c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
-    compact.push_back(c);
+// The significant characters of a PEM body, at most `limit` of them. Quick: lines are copied
+// whole (a trailing CR dropped), as 64-character lines are what bundles hold; a character loop
+// over a whole system bundle was a measurable part of a run. Careful: every blank is dropped,
+// for bodies the quick form did not decode.
+std::string compact_base64(std::string_view body, std::size_t limit, bool careful) {
+  std::string out;
+  out.reserve(std::min(body.size(), limit));
+  std::size_t pos = 0;
+  while (pos < body.size() && out.size() < limit) {
+    std::size_t eol = body.find('\n', pos);
+    if (eol == std::string_view::npos) eol = body.size();
+    std::string_view line = body.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (!careful) {
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      out.append(line);
+      continue;
+    }
+    for (const char c : line) {
+      if (c != ' ' && c != '\t' && c != '\r') out.push_back(c);
+    }
   }
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+bool decode_compact(const std::string& compact, std::string& out) {
   if (compact.empty() || compact.size() % 4 != 0) return false;
   out.resize(compact.size() / 4 * 3);
   const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
@@ -104,6 +128,35 @@ bool decode_base64(std::string_view body, std::string& out) {
   // EVP_DecodeBlock counts padding as zero bytes.
   for (auto it = compact.rbegin(); it != compact.rend() && *it == '='; ++it) --size;
   out.resize(size);
+  return true;
+}
+
+// Decodes the base64 `body` of a PEM block (line breaks and blanks ignored): the whole of it,
+// or, with `want`, only the leading characters that give at least `want` bytes. False on any
+// other character, or a body that does not end on a whole quantum.
+bool decode_base64(std::string_view body, std::string& out, std::size_t want = std::string::npos) {
+  const std::size_t limit =
+      want == std::string::npos ? std::string::npos : (want + 2) / 3 * 4;  // whole quanta
+  return decode_compact(compact_base64(body, limit, false), out) ||
+         decode_compact(compact_base64(body, limit, true), out);
+}
+
+// The start of a block's DER, through its subject: first the first kHeadGuess bytes, else the
+// whole block. In Debian's bundle the subject ends at byte 257 in the median certificate and by
+// byte 489 in all of them.
+constexpr std::size_t kHeadGuess = 512;
+
+bool index_entry(BundleEntry& entry) {
+  if (decode_base64(entry.body, entry.head, kHeadGuess) &&
+      locate_subject(entry.head, entry.subject_offset, entry.subject_size)) {
+    entry.head.resize(entry.subject_offset + entry.subject_size);
+    return true;
+  }
+  if (!decode_base64(entry.body, entry.head) ||
+      !locate_subject(entry.head, entry.subject_offset, entry.subject_size)) {
+    return false;
+  }
+  entry.head.resize(entry.subject_offset + entry.subject_size);
   return true;
 }
 
@@ -129,9 +182,8 @@ BundleIndexCount index_bundle(std::string_view pem, BundleIndex& index) {
     if (label != "CERTIFICATE" && label != "X509 CERTIFICATE" && !trusted) continue;
     BundleEntry entry;
     entry.trusted_form = trusted;
-    const std::string_view body = pem.substr(body_at, body_end - body_at);
-    if (body.find(':') != std::string_view::npos || !decode_base64(body, entry.der) ||
-        !locate_subject(entry)) {
+    entry.body = pem.substr(body_at, body_end - body_at);
+    if (entry.body.find(':') != std::string_view::npos || !index_entry(entry)) {
       ++count.skipped;
       continue;
     }
@@ -140,14 +192,17 @@ BundleIndexCount index_bundle(std::string_view pem, BundleIndex& index) {
   }
   for (std::size_t i = 0; i < index.entries.size(); ++i) {
     const BundleEntry& e = index.entries[i];
-    index.by_subject.emplace(std::string_view(e.der).substr(e.subject_offset, e.subject_size), i);
+    index.by_subject.emplace(std::string_view(e.head).substr(e.subject_offset, e.subject_size), i);
   }
   return count;
 }
 
+// The whole certificate, decoded now; null when its base64 or DER is broken past the subject.
 internal::X509Ptr decode_entry(const BundleEntry& entry) {
-  const auto* p = reinterpret_cast<const unsigned char*>(entry.der.data());
-  const long len = static_cast<long>(entry.der.size());
+  std::string der;
+  if (!decode_base64(entry.body, der)) return nullptr;
+  const auto* p = reinterpret_cast<const unsigned char*>(der.data());
+  const long len = static_cast<long>(der.size());
   return internal::X509Ptr(entry.trusted_form ? d2i_X509_AUX(nullptr, &p, len)
                                               : d2i_X509(nullptr, &p, len));
 }
@@ -214,12 +269,18 @@ Result<BundleIndexCount> add_bundle_lookup(X509_STORE* store, const std::string&
   if (!in) {
     return fail(Errc::io_error, "cannot read CA file '" + path + "': " + std::strerror(errno));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return fail(Errc::io_error, "cannot read CA file '" + path + "'");
   auto index = std::make_unique<BundleIndex>();
-  const std::string pem = std::move(text).str();
-  const BundleIndexCount count = index_bundle(pem, *index);
+  // One read into the string the index keeps (the entries view it).
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size > 0) {
+    index->pem.resize(static_cast<std::size_t>(size));
+    in.read(index->pem.data(), size);
+    index->pem.resize(static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) return fail(Errc::io_error, "cannot read CA file '" + path + "'");
+  const BundleIndexCount count = index_bundle(index->pem, *index);
   X509_LOOKUP_METHOD* method = bundle_method();
   X509_LOOKUP* lookup = method != nullptr ? X509_STORE_add_lookup(store, method) : nullptr;
   if (lookup == nullptr || X509_LOOKUP_get_method_data(lookup) != nullptr ||
