@@ -6,8 +6,8 @@
 
 #include "app.hpp"
 
-// Whether the build carries a sanitizer or coverage runtime that must run its own exit work
-// (leak checks, profile dumps).
+// Whether the build carries a sanitizer runtime that does its own work at exit (LeakSanitizer's
+// leak check): such builds leave through exit().
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define GETCERT_EXIT_HOOKS_NEEDED 1
 #elif defined(__has_feature)
