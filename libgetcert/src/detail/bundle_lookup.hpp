@@ -18,8 +18,8 @@ struct BundleIndexCount {
 // as a hashed directory is served: the file is read once and indexed by the DER bytes of each
 // certificate's subject (found by base64-decoding only the start of each block and walking its
 // DER header, without decoding the certificate), and a certificate is decoded, and added to the
-// store, only when verification asks for its subject. Parsing a 140-certificate system bundle whole costs tens of milliseconds with
-// OpenSSL 3; indexing it costs a fraction of one.
+// store, only when verification asks for its subject. Parsing a 140-certificate system bundle
+// whole costs tens of milliseconds with OpenSSL 3; indexing it costs a fraction of one.
 //
 // A store holds at most one such bundle. A block that cannot be indexed is skipped (counted);
 // one that indexes but then fails to decode is passed over when it is asked for, so a corrupt
