@@ -38,21 +38,21 @@ std::size_t first_word(const std::vector<std::string>& args) {
   return first;
 }
 
-// Which subcommands a run needs defined. Defining every subcommand's options before parsing
-// was about a twentieth of a fetch's CPU time; a run whose first word names a subcommand, or a
-// target (which means fetch), parses against that subcommand alone. Anything else (no word,
-// top-level help, the generated docs, an unknown flag) gets all of them, so help and errors
-// list every subcommand as before.
-enum class Needed { all, fetch, p12, show };
-
-Needed needed_commands(const std::vector<std::string>& args) {
+// Which of `commands` a run needs defined. Defining every subcommand's options before parsing
+// was about a twentieth of a fetch's CPU time; a run whose first word names a subcommand, or is
+// a target (which means fetch, the first command), parses against that subcommand alone.
+// Anything else (no word, top-level help, the generated docs, an unknown flag) gets all of
+// them, so help and errors list every subcommand as before.
+std::vector<std::unique_ptr<Command>> needed_commands(
+    const std::vector<std::string>& args, std::vector<std::unique_ptr<Command>> commands) {
   const std::size_t first = first_word(args);
-  if (first >= args.size()) return Needed::all;
-  const std::string& word = args[first];
-  if (word.empty() || word[0] == '-') return Needed::all;
-  if (word == "p12") return Needed::p12;
-  if (word == "show") return Needed::show;
-  return Needed::fetch;
+  if (first >= args.size() || args[first].empty() || args[first][0] == '-') return commands;
+  auto named = std::find_if(commands.begin(), commands.end(),
+                            [&args, first](const auto& c) { return c->name() == args[first]; });
+  if (named == commands.end()) named = commands.begin();
+  std::vector<std::unique_ptr<Command>> one;
+  one.push_back(std::move(*named));
+  return one;
 }
 
 // `getcert HOST` means `getcert fetch HOST`: insert the default subcommand when the first
@@ -139,11 +139,12 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
       "failed,\n  6 expiring soon, 7 wrong password, 8 malformed input, 9 unsupported, "
       "10 output exists, 11 I/O error");
 
-  const Needed needed = needed_commands(raw_args);
-  std::vector<std::unique_ptr<Command>> commands;
-  if (needed == Needed::all || needed == Needed::fetch) commands.push_back(make_fetch_command());
-  if (needed == Needed::all || needed == Needed::p12) commands.push_back(make_p12_command());
-  if (needed == Needed::all || needed == Needed::show) commands.push_back(make_show_command());
+  // fetch first: it is the default subcommand.
+  std::vector<std::unique_ptr<Command>> all;
+  all.push_back(make_fetch_command());
+  all.push_back(make_p12_command());
+  all.push_back(make_show_command());
+  const std::vector<std::unique_ptr<Command>> commands = needed_commands(raw_args, std::move(all));
   std::vector<std::pair<CLI::App*, Command*>> table;
   for (auto& c : commands) {
     CLI::App* sub = c->add_to(app);

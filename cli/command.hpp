@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -42,7 +43,9 @@ CLI::Option* with_choices(CLI::Option* option, const std::map<std::string, T>& n
 class Command {
  public:
   virtual ~Command() = default;
-  // Adds the subcommand (and its options) to `app`; returns it.
+  // The subcommand's name on the command line ("fetch", "p12", "show").
+  virtual std::string_view name() const = 0;
+  // Adds the subcommand (and its options) to `app` under name(); returns it.
   virtual CLI::App* add_to(CLI::App& app) = 0;
   // Runs after a successful parse; returns the process exit code.
   virtual int run(Terminal& term, const GlobalOptions& global) = 0;

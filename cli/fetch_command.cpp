@@ -175,8 +175,9 @@ std::vector<PendingFile> out_dir_files(const std::string& dir,
 
 class FetchCommand final : public Command {
  public:
+  std::string_view name() const override { return "fetch"; }
   CLI::App* add_to(CLI::App& app) override {
-    CLI::App* cmd = app.add_subcommand("fetch",
+    CLI::App* cmd = app.add_subcommand(std::string(name()),
                                        "Fetch and verify the chain a TLS server presents "
                                        "(the default: 'getcert HOST' = 'getcert fetch HOST')");
     cmd->add_option("targets", args_.targets,

@@ -113,8 +113,10 @@ struct Converted {
 
 class P12Command final : public Command {
  public:
+  std::string_view name() const override { return "p12"; }
   CLI::App* add_to(CLI::App& app) override {
-    CLI::App* p12 = app.add_subcommand("p12", "Convert, inspect and create PKCS#12 (.p12/.pfx)");
+    CLI::App* p12 =
+        app.add_subcommand(std::string(name()), "Convert, inspect and create PKCS#12 (.p12/.pfx)");
     p12->require_subcommand(1);
     p12->footer(
         "Examples:\n"

@@ -23,9 +23,10 @@ struct Loaded {
 
 class ShowCommand final : public Command {
  public:
+  std::string_view name() const override { return "show"; }
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* cmd = app.add_subcommand(
-        "show",
+        std::string(name()),
         "Inspect local certificate files: PEM, DER, PKCS#7, PKCS#12, JKS or JCEKS, also as "
         "base64 ('-' = stdin)");
     cmd->add_option("files", files_, "Files to inspect")->required();
