@@ -15,20 +15,28 @@
 namespace getcert::pkcs12 {
 namespace detail {
 
-bool is_pkcs8(Bytes der) {
+namespace {
+
+// der as one PKCS#8 PrivateKeyInfo with nothing after it; null otherwise.
+internal::Pkcs8InfoPtr read_whole_pkcs8(Bytes der) {
   const unsigned char* p = der.data();
-  const internal::Pkcs8InfoPtr p8(
-      d2i_PKCS8_PRIV_KEY_INFO(nullptr, &p, static_cast<long>(der.size())));
-  const bool whole = p8 && p == der.data() + der.size();
+  internal::Pkcs8InfoPtr p8(d2i_PKCS8_PRIV_KEY_INFO(nullptr, &p, static_cast<long>(der.size())));
+  if (p != der.data() + der.size()) p8.reset();
+  return p8;
+}
+
+}  // namespace
+
+bool is_pkcs8(Bytes der) {
+  const bool whole = read_whole_pkcs8(der) != nullptr;
   internal::clear_errors();
   return whole;
 }
 
 Result<ParsedKey> parse_pkcs8(Bytes der) {
   internal::clear_errors();
-  const unsigned char* p = der.data();
-  internal::Pkcs8InfoPtr p8(d2i_PKCS8_PRIV_KEY_INFO(nullptr, &p, static_cast<long>(der.size())));
-  if (!p8 || p != der.data() + der.size()) {
+  internal::Pkcs8InfoPtr p8 = read_whole_pkcs8(der);
+  if (!p8) {
     return fail(Errc::malformed_input, "malformed PKCS#12: private key is not valid PKCS#8",
                 internal::drain_errors());
   }
