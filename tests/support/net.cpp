@@ -8,11 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -57,6 +56,24 @@ int bind_loopback(int family, std::uint16_t port, std::uint16_t* bound_port) {
   return fd;
 }
 
+// The text of a /proc file, empty when it cannot be read. Plain read(2): a process that exits
+// while its /proc/PID/stat is read makes read() fail with ESRCH, which std::ifstream turns into
+// an exception ("basic_filebuf::underflow error reading the file").
+std::string read_proc_file(const std::string& path) {
+  std::string text;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  std::array<char, 4096> buf{};
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
 // Inodes of the sockets listening on `port` (any address, IPv4 and IPv6), from /proc/net.
 std::set<std::string> listening_inodes(std::uint16_t port) {
   std::set<std::string> inodes;
@@ -65,7 +82,7 @@ std::set<std::string> listening_inodes(std::uint16_t port) {
   for (int shift = 12; shift >= 0; shift -= 4)
     port_hex += "0123456789ABCDEF"[(port >> shift) & 0xF];
   for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream in(table);
+    std::istringstream in(read_proc_file(table));
     std::string line;
     std::getline(in, line);  // header
     while (std::getline(in, line)) {
@@ -90,8 +107,7 @@ std::vector<pid_t> process_tree(pid_t root) {
       pid_t pid = 0;
       const auto parsed = std::from_chars(name.data(), name.data() + name.size(), pid);
       if (parsed.ec != std::errc() || parsed.ptr != name.data() + name.size()) continue;
-      std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
-      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      const std::string text = read_proc_file("/proc/" + std::string(e->d_name) + "/stat");
       // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the
       // last ')'.
       const auto close = text.rfind(')');
