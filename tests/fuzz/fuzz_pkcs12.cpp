@@ -1,5 +1,5 @@
 // Fuzz target: getcert::pkcs12::decode, with a password and without. Built and run by
-// tools/fuzz (libFuzzer, seeded with the public vectors in ../shared/vectors/pkcs12), and
+// tools/fuzz (libFuzzer, seeded with the public vectors in tests/vectors/pkcs12), and
 // replayed over seeds/pkcs12 and regressions/pkcs12 by ctest (fuzz-replay: pkcs12).
 
 #include <cstddef>

@@ -38,7 +38,7 @@ using getcert::test::asn1::to_hex;
 inline constexpr std::chrono::seconds kJavaLimit{120};
 
 // The shared vector directory (GETCERT_VECTORS_DIR), or nullopt if it is not there.
-std::optional<fs::path> vectors_dir();
+fs::path vectors_dir();
 
 struct VectorRow {
   std::string file;

@@ -70,13 +70,10 @@ craft::Der encrypt_for_empty_password(const craft::Der& plain) {
 }  // namespace
 
 TEST_CASE("truncated vectors never decode and never crash", "[pkcs12]") {
-  const auto dir = vectors_dir();
-  if (!dir) {
-    GETCERT_SKIP("shared PKCS#12 vectors not found");
-  }
+  const fs::path dir = vectors_dir();
   int files = 0;
-  for (const auto& row : load_manifest(*dir)) {
-    const auto full = read_bytes(*dir / row.file);
+  for (const auto& row : load_manifest(dir)) {
+    const auto full = read_bytes(dir / row.file);
     const std::size_t n = full.size();
     for (std::size_t cut : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{10}, n / 4,
                             n / 2, 3 * n / 4, n - 20, n - 2, n - 1}) {
@@ -128,17 +125,14 @@ TEST_CASE("inputs larger than kMaxInputSize are refused", "[pkcs12]") {
 }
 
 TEST_CASE("absurd iteration counts are refused before any work", "[pkcs12]") {
-  const auto dir = vectors_dir();
-  if (!dir) {
-    GETCERT_SKIP("shared PKCS#12 vectors not found");
-  }
+  const fs::path dir = vectors_dir();
   SECTION("the caller's limit is a budget for the whole file") {
     // MAC: SHA-1, 2048 iterations, one block. Certificate safe and shrouded key: PBKDF2-HMAC-SHA1
     // for an AES-256 key, 2048 iterations, two 20-octet blocks each. 2048 + 2 * 4096.
     constexpr std::uint64_t kCost = 2048 + 2 * 4096;
     DecodeOptions options;
     options.password = "cryptography";
-    const auto file = read_bytes(*dir / "pyca-cert-key-aes256cbc.p12");
+    const auto file = read_bytes(dir / "pyca-cert-key-aes256cbc.p12");
     const auto within = decode(file, options);
     REQUIRE(within.has_value());
     CHECK(within->info.work_spent == kCost);
@@ -154,7 +148,7 @@ TEST_CASE("absurd iteration counts are refused before any work", "[pkcs12]") {
     CHECK(decode(file, options).error().code == Errc::limit_exceeded);
   }
   SECTION("a MAC iteration count edited to 50,000,000 hits the default limit") {
-    const auto good = read_bytes(*dir / "pyca-cert-key-aes256cbc.p12");
+    const auto good = read_bytes(dir / "pyca-cert-key-aes256cbc.p12");
     auto pfx = detail::parse_single(detail::Bytes(good.data(), good.size()), "t");
     REQUIRE(pfx.has_value());
     auto r = detail::children(*pfx, "t");
@@ -294,17 +288,14 @@ TEST_CASE("a file just within the budget decodes as before", "[pkcs12]") {
   options.max_iterations = 7499;
   CHECK(decode(file, options).error().code == Errc::limit_exceeded);
 
-  const auto dir = vectors_dir();
-  if (!dir) {
-    GETCERT_SKIP("shared PKCS#12 vectors not found");
-  }
+  const fs::path dir = vectors_dir();
   // Real files: the budget is their exact cost, and each decodes at it and fails one below.
   for (const auto& [name, password] :
        std::vector<std::pair<std::string, std::string>>{{"openssl-test-BER.p12", "12345"},
                                                         {"rfc9579-a3.p12", "1234"},
                                                         {"pkits-DSACACert.p12", "password"}}) {
     INFO(name);
-    const auto bytes = read_bytes(*dir / name);
+    const auto bytes = read_bytes(dir / name);
     DecodeOptions real;
     real.password = password;
     const auto full = decode(bytes, real);
@@ -318,12 +309,11 @@ TEST_CASE("a file just within the budget decodes as before", "[pkcs12]") {
 
 // Runs in a child process (see below) with OPENSSL_MODULES pointing nowhere.
 TEST_CASE("legacy provider missing (child)", "[.][legacy_missing_child]") {
-  const auto dir = vectors_dir();
-  REQUIRE(dir.has_value());
+  const fs::path dir = vectors_dir();
   DecodeOptions options;
   options.password = "cryptography";
   // RC2-40 needs no provider: getcert decrypts RC2 and RC4 itself.
-  const auto rc2 = decode(read_bytes(*dir / "pyca-cert-rc2-key-3des.p12"), options);
+  const auto rc2 = decode(read_bytes(dir / "pyca-cert-rc2-key-3des.p12"), options);
   REQUIRE(rc2.has_value());
   CHECK_FALSE(rc2->info.legacy_provider_used);
   CHECK(rc2->identities.size() == 1);
@@ -345,13 +335,10 @@ TEST_CASE("legacy provider missing (child)", "[.][legacy_missing_child]") {
         "this file uses DES-CBC (legacy algorithm); OpenSSL's legacy provider could not be "
         "loaded: install libssl3 / set OPENSSL_MODULES");
   // Files without legacy algorithms still work.
-  CHECK(decode(read_bytes(*dir / "pyca-cert-key-aes256cbc.p12"), options).has_value());
+  CHECK(decode(read_bytes(dir / "pyca-cert-key-aes256cbc.p12"), options).has_value());
 }
 
 TEST_CASE("a missing legacy provider: RC2 still decodes, single DES is a clear error", "[pkcs12]") {
-  if (!vectors_dir()) {
-    GETCERT_SKIP("shared PKCS#12 vectors not found");
-  }
   const std::string self = fs::read_symlink("/proc/self/exe").string();
   SpawnOptions child;
   child.extra_env = {"OPENSSL_MODULES=/nonexistent-getcert-test", "OPENSSL_CONF=/dev/null"};

@@ -1,4 +1,4 @@
-// decode() against the shared third-party vectors (../shared/vectors/pkcs12), with
+// decode() against the public third-party vectors (tests/vectors/pkcs12), with
 // `openssl pkcs12` as the oracle where OpenSSL 3.0 can read a file.
 
 #include <algorithm>
@@ -14,13 +14,6 @@
 
 namespace getcert::pkcs12::test {
 namespace {
-
-#define SKIP_WITHOUT_VECTORS()                                                \
-  const auto dir_opt = vectors_dir();                                         \
-  if (!dir_opt) {                                                             \
-    GETCERT_SKIP("shared PKCS#12 vectors not found at " GETCERT_VECTORS_DIR); \
-  }                                                                           \
-  const fs::path& dir = *dir_opt
 
 Result<Bundle> decode_file(const fs::path& path, const std::optional<std::string>& password) {
   DecodeOptions options;
@@ -78,8 +71,8 @@ bool is_pbmac1(const VectorRow& row) {
 
 }  // namespace
 
-TEST_CASE("every shared vector decodes, or is rejected as the manifest says", "[pkcs12]") {
-  SKIP_WITHOUT_VECTORS();
+TEST_CASE("every public vector decodes, or is rejected as the manifest says", "[pkcs12]") {
+  const fs::path dir = vectors_dir();
   const auto rows = load_manifest(dir);
   REQUIRE(rows.size() >= 40);
   for (const auto& row : rows) {
@@ -107,7 +100,7 @@ TEST_CASE("every shared vector decodes, or is rejected as the manifest says", "[
 }
 
 TEST_CASE("keys and certificates equal what openssl pkcs12 -legacy -nodes extracts", "[pkcs12]") {
-  SKIP_WITHOUT_VECTORS();
+  const fs::path dir = vectors_dir();
   if (!have_tool("openssl")) {
     GETCERT_SKIP("openssl not installed");
   }
@@ -146,7 +139,7 @@ TEST_CASE("keys and certificates equal what openssl pkcs12 -legacy -nodes extrac
 }
 
 TEST_CASE("the empty and the absent password are both tried and reported", "[pkcs12]") {
-  SKIP_WITHOUT_VECTORS();
+  const fs::path dir = vectors_dir();
   const std::vector<std::pair<std::string, PasswordKind>> cases{
       {"pyca-no-password.p12", PasswordKind::absent},
       {"go-windows-azure-tools.p12", PasswordKind::absent},
@@ -173,7 +166,7 @@ TEST_CASE("the empty and the absent password are both tried and reported", "[pkc
 }
 
 TEST_CASE("a wrong password is wrong_password and never leaks into the message", "[pkcs12]") {
-  SKIP_WITHOUT_VECTORS();
+  const fs::path dir = vectors_dir();
   const std::string secret = "hunter2-secret";
   for (const char* file : {"pyca-cert-key-aes256cbc.p12", "rfc9579-a1.p12", "bc-certUTF.p12"}) {
     const auto result = decode_file(dir / file, secret);
@@ -185,7 +178,7 @@ TEST_CASE("a wrong password is wrong_password and never leaks into the message",
 }
 
 TEST_CASE("a UTF-8 password is retried as ISO-8859-1 (JSafe file)", "[pkcs12]") {
-  SKIP_WITHOUT_VECTORS();
+  const fs::path dir = vectors_dir();
   const auto result =
       decode_file(dir / "bc-with-key-entry.p12", std::string("M\xC3\xB6tley Cr\xC3\xBC"
                                                              "e"));
@@ -206,7 +199,7 @@ TEST_CASE("a UTF-8 password is retried as ISO-8859-1 (JSafe file)", "[pkcs12]") 
 
 TEST_CASE("attributes: friendlyName (BMPString, non-ASCII), localKeyId, Microsoft, Oracle",
           "[pkcs12]") {
-  SKIP_WITHOUT_VECTORS();
+  const fs::path dir = vectors_dir();
   SECTION("non-ASCII friendly names") {
     const auto r = decode_file(dir / "pyca-name-unicode-pwd.p12", std::string("password"));
     REQUIRE(r.has_value());
@@ -267,7 +260,7 @@ TEST_CASE("attributes: friendlyName (BMPString, non-ASCII), localKeyId, Microsof
 }
 
 TEST_CASE("chains are ordered leaf -> root whatever the file order", "[pkcs12]") {
-  SKIP_WITHOUT_VECTORS();
+  const fs::path dir = vectors_dir();
   SECTION("cmp-signer: four certificates, matches the companion files") {
     const auto r = decode_file(dir / "openssl-cmp-signer.p12", std::string("12345"));
     REQUIRE(r.has_value());
@@ -337,7 +330,7 @@ TEST_CASE("chains are ordered leaf -> root whatever the file order", "[pkcs12]")
 }
 
 TEST_CASE("Info reports safes, bags, encryption, MAC and warnings", "[pkcs12]") {
-  SKIP_WITHOUT_VECTORS();
+  const fs::path dir = vectors_dir();
   SECTION("PBES2 + PBMAC1") {
     const auto r = decode_file(dir / "rfc9579-a3.p12", std::string("1234"));
     REQUIRE(r.has_value());
@@ -393,7 +386,7 @@ TEST_CASE("Info reports safes, bags, encryption, MAC and warnings", "[pkcs12]") 
 }
 
 TEST_CASE("PBMAC1: the MAC is really verified. short and missing keyLength refused", "[pkcs12]") {
-  SKIP_WITHOUT_VECTORS();
+  const fs::path dir = vectors_dir();
   using detail::BerReader;
   const auto good = read_bytes(dir / "rfc9579-a1.p12");
   REQUIRE(decode(good, DecodeOptions{std::string("1234")}).has_value());

@@ -4,7 +4,8 @@
 # by empty directories, and /etc/ssl by a tmpfs holding only /etc/ssl/cert.pem, Alpine's trust
 # store location, with the test root in it. Then getcert must still:
 #   - start, and decrypt PKCS#12 files made with RC2-40, RC2-128, RC4-40 and RC4-128 (legacy
-#     provider algorithms) and the shared RC2 vectors;
+#     provider algorithms) and the public RC2 vectors
+#     (tests/vectors/pkcs12);
 #   - fetch a chain from a local TLS server and verify it against the system store it found
 #     through the search list.
 # Usage: hidden-openssl.sh GETCERT TESTCERTS_DIR VECTORS_DIR
@@ -74,17 +75,13 @@ unshare -m --propagation private bash -euo pipefail -c '
     grep -qF "$(sed -n 2p <<<"$leaf")" <<<"$out" || { echo "FAIL: no leaf from $f" >&2; exit 1; }
     echo "ok: $(basename "$f")"
   done
-  if [[ -d "$VECTORS" ]]; then
-    for v in pyca-cert-rc2-key-3des.p12:cryptography openssl-v3-certs-RC2.p12:v3-certs \
-             "bc-pkcs12-ber-davidhook.p12:hello world"; do
-      file=${v%%:*}
-      printf "%s" "${v#*:}" >"$WORK/vpass"
-      "$GETCERT" p12 info "$VECTORS/$file" --password-file "$WORK/vpass" >/dev/null
-      echo "ok: $file"
-    done
-  else
-    echo "note: no shared vectors at $VECTORS; only the files made here were checked"
-  fi
+  for v in pyca-cert-rc2-key-3des.p12:cryptography openssl-v3-certs-RC2.p12:v3-certs \
+           "bc-pkcs12-ber-davidhook.p12:hello world"; do
+    file=${v%%:*}
+    printf "%s" "${v#*:}" >"$WORK/vpass"
+    "$GETCERT" p12 info "$VECTORS/$file" --password-file "$WORK/vpass" >/dev/null
+    echo "ok: $file"
+  done
 
   json=$("$GETCERT" "localhost:$PORT" -o json --no-fetch-missing)
   python3 - "$json" <<PY
