@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "detail/http.hpp"
+#include "http/http.hpp"
 #include "support/hostile_peer.hpp"
 
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "detail/line_channel.hpp"
-#include "detail/replies.hpp"
+#include "net/line_channel.hpp"
+#include "net/replies.hpp"
 
 using Catch::Matchers::Contains;
 using getcert::Errc;

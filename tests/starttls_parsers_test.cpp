@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "detail/mysql_handshake.hpp"
-#include "detail/tds.hpp"
-#include "detail/xmpp_reader.hpp"
+#include "starttls/mysql_handshake.hpp"
+#include "starttls/tds.hpp"
+#include "starttls/xmpp_reader.hpp"
 
 using namespace std::string_literals;
 using getcert::detail::XmppEvent;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "detail/starttls_protocols.hpp"
+#include "starttls/starttls_protocols.hpp"
 
 using Catch::Matchers::Contains;
 using getcert::Errc;

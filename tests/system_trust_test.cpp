@@ -1,4 +1,4 @@
-// The system trust store's search list (detail/system_trust.hpp): distribution layouts built
+// The system trust store's search list (verify/system_trust.hpp): distribution layouts built
 // under a temporary root, SSL_CERT_FILE / SSL_CERT_DIR overriding the list, and a verification
 // that trusts a root found through SSL_CERT_DIR's colon-separated list.
 
@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "detail/system_trust.hpp"
 #include "getcert/certificate.hpp"
 #include "getcert/verify.hpp"
 #include "support/files.hpp"
@@ -17,6 +16,7 @@
 #include "support/scoped_env.hpp"
 #include "support/skip.hpp"
 #include "support/tls_servers.hpp"
+#include "verify/system_trust.hpp"
 
 using getcert::detail::find_system_trust;
 using getcert::detail::SystemTrustSources;

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "detail/http.hpp"
+#include "http/http.hpp"
 
 namespace {
 

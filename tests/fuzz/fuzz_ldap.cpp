@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <string>
 
-#include "detail/replies.hpp"
 #include "invariant.hpp"
+#include "net/replies.hpp"
 
 using getcert::fuzz::require;
 

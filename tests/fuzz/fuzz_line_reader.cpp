@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "detail/line_channel.hpp"
-#include "detail/replies.hpp"
+#include "net/line_channel.hpp"
+#include "net/replies.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Fuzz target: the first packet of a MySQL/MariaDB server (detail/mysql_handshake.hpp) and the
+// Fuzz target: the first packet of a MySQL/MariaDB server (starttls/mysql_handshake.hpp) and the
 // SSLRequest built from it.
 //
 // Input: the packet as the server sends it (4-byte header, then the payload).
@@ -8,9 +8,9 @@
 #include <string>
 #include <string_view>
 
-#include "detail/mysql_handshake.hpp"
-#include "detail/replies.hpp"
 #include "invariant.hpp"
+#include "net/replies.hpp"
+#include "starttls/mysql_handshake.hpp"
 
 using getcert::fuzz::require;
 

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "detail/revocation.hpp"
 #include "getcert/text.hpp"
 #include "internal/ossl.hpp"
 #include "invariant.hpp"
+#include "verify/revocation.hpp"
 
 namespace {
 

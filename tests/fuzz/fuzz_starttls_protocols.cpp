@@ -1,5 +1,5 @@
 // Fuzz target: the readers of NNTP, ManageSieve and IRC replies before TLS
-// (detail/starttls_protocols.hpp), fed what a server sends in chunks of varying size: NNTP
+// (starttls/starttls_protocols.hpp), fed what a server sends in chunks of varying size: NNTP
 // capability lists, ManageSieve responses with literals, IRC lines with PINGs to answer.
 //
 // Input: 2 bytes seeding the chunk sizes, then the bytes the "server" sends.
@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "detail/line_channel.hpp"
-#include "detail/starttls_protocols.hpp"
 #include "invariant.hpp"
+#include "net/line_channel.hpp"
+#include "starttls/starttls_protocols.hpp"
 
 using getcert::fuzz::require;
 namespace d = getcert::detail;

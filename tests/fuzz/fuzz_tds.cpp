@@ -1,4 +1,4 @@
-// Fuzz target: SQL Server's side of TDS as getcert reads it (detail/tds.hpp): the PRELOGIN
+// Fuzz target: SQL Server's side of TDS as getcert reads it (starttls/tds.hpp): the PRELOGIN
 // answer, and the framing BIO that takes TDS headers off the server's handshake packets.
 //
 // Input: 1 byte choosing read sizes, then the server's bytes. They are parsed as one PRELOGIN
@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "detail/replies.hpp"
-#include "detail/tds.hpp"
 #include "invariant.hpp"
+#include "net/replies.hpp"
+#include "starttls/tds.hpp"
 
 using getcert::fuzz::require;
 

@@ -1,4 +1,4 @@
-// Fuzz target: the XMPP stream reader of STARTTLS (detail/xmpp_reader.hpp), fed a server's
+// Fuzz target: the XMPP stream reader of STARTTLS (starttls/xmpp_reader.hpp), fed a server's
 // bytes in chunks of varying size, as they arrive from a socket.
 //
 // Input: 2 bytes seeding the chunk sizes, then the bytes the "server" sends.
@@ -8,9 +8,9 @@
 #include <string>
 #include <string_view>
 
-#include "detail/replies.hpp"
-#include "detail/xmpp_reader.hpp"
 #include "invariant.hpp"
+#include "net/replies.hpp"
+#include "starttls/xmpp_reader.hpp"
 
 using getcert::fuzz::require;
 

@@ -1,0 +1,272 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <string_view>
+
+#include "net/line_channel.hpp"
+#include "net/replies.hpp"
+#include "starttls/starttls.hpp"
+#include "starttls/starttls_protocols.hpp"
+#include "starttls/tds.hpp"
+
+namespace getcert::detail {
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+Error refused(const LineChannel& ch, const std::string& answer) {
+  return {Errc::not_tls,
+          ch.peer() + " did not accept the switch to TLS (it answered " + quote_peer(answer) + ")"};
+}
+
+// SMTP replies may span lines: "250-..." continues, "250 ..." ends. Returns the last line.
+Result<std::string> smtp_reply(LineChannel& ch) {
+  MultilineReply reply;
+  if (auto ok = read_reply(ch, reply); !ok) return tl::unexpected(ok.error());
+  return reply.last();
+}
+
+// The name a client announces in EHLO when none is given: its own address as an address literal
+// (RFC 5321 4.1.3), which needs no DNS and which strict servers accept, unlike a bare host name.
+std::string local_address_literal(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  std::array<char, INET6_ADDRSTRLEN> text{};
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    if (ss.ss_family == AF_INET) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
+      if (inet_ntop(AF_INET, &in->sin_addr, text.data(), text.size()) != nullptr) {
+        return "[" + std::string(text.data()) + "]";
+      }
+    } else if (ss.ss_family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+      if (inet_ntop(AF_INET6, &in6->sin6_addr, text.data(), text.size()) != nullptr) {
+        return "[IPv6:" + std::string(text.data()) + "]";
+      }
+    }
+  }
+  return "[127.0.0.1]";
+}
+
+// SMTP (RFC 3207) and LMTP (RFC 2033, SMTP with LHLO in place of EHLO): `hello` is "EHLO" or
+// "LHLO", `name` what it announces.
+Result<void> smtp(LineChannel& ch, const char* hello, const std::string& name) {
+  auto greeting = smtp_reply(ch);
+  if (!greeting) return tl::unexpected(greeting.error());
+  if (!starts_with(*greeting, "220")) return tl::unexpected(refused(ch, *greeting));
+  if (auto ok = ch.send(std::string(hello) + " " + name + "\r\n"); !ok) return ok;
+  auto ehlo = smtp_reply(ch);
+  if (!ehlo) return tl::unexpected(ehlo.error());
+  if (!starts_with(*ehlo, "250")) return tl::unexpected(refused(ch, *ehlo));
+  if (auto ok = ch.send("STARTTLS\r\n"); !ok) return ok;
+  auto go = smtp_reply(ch);
+  if (!go) return tl::unexpected(go.error());
+  if (!starts_with(*go, "220")) return tl::unexpected(refused(ch, *go));
+  return {};
+}
+
+Result<void> imap(LineChannel& ch) {
+  auto greeting = ch.read_line();
+  if (!greeting) return tl::unexpected(greeting.error());
+  if (!starts_with(*greeting, "* OK")) return tl::unexpected(refused(ch, *greeting));
+  if (auto ok = ch.send("g1 STARTTLS\r\n"); !ok) return ok;
+  TaggedReply reply("g1");  // untagged lines may come first
+  if (auto ok = read_reply(ch, reply); !ok) return ok;
+  if (!reply.ok()) return tl::unexpected(refused(ch, reply.last()));
+  return {};
+}
+
+Result<void> pop3(LineChannel& ch) {
+  auto greeting = ch.read_line();
+  if (!greeting) return tl::unexpected(greeting.error());
+  if (!starts_with(*greeting, "+OK")) return tl::unexpected(refused(ch, *greeting));
+  if (auto ok = ch.send("STLS\r\n"); !ok) return ok;
+  auto go = ch.read_line();
+  if (!go) return tl::unexpected(go.error());
+  if (!starts_with(*go, "+OK")) return tl::unexpected(refused(ch, *go));
+  return {};
+}
+
+Result<void> ftp(LineChannel& ch) {
+  auto greeting = smtp_reply(ch);  // FTP uses the same multi-line reply syntax
+  if (!greeting) return tl::unexpected(greeting.error());
+  if (!starts_with(*greeting, "220")) return tl::unexpected(refused(ch, *greeting));
+  if (auto ok = ch.send("AUTH TLS\r\n"); !ok) return ok;
+  auto go = smtp_reply(ch);
+  if (!go) return tl::unexpected(go.error());
+  if (!starts_with(*go, "234")) return tl::unexpected(refused(ch, *go));
+  return {};
+}
+
+Result<void> postgres(LineChannel& ch) {
+  // SSLRequest: length 8, code 80877103; the server answers one byte, 'S' to proceed.
+  static constexpr std::array<char, 8> kSslRequest{0,    0,   0, 8, 0x04, static_cast<char>(0xd2),
+                                                   0x16, 0x2f};
+  if (auto ok = ch.send(std::string(kSslRequest.data(), kSslRequest.size())); !ok) return ok;
+  auto answer = ch.read_bytes(1);
+  if (!answer) return tl::unexpected(answer.error());
+  if (*answer != "S")
+    return tl::unexpected(refused(ch, *answer == "N" ? "N: SSL not enabled" : *answer));
+  return {};
+}
+
+// LDAPv3 StartTLS (RFC 4511 4.14): an ExtendedRequest whose requestName is the StartTLS OID,
+// answered by an ExtendedResponse; resultCode 0 means the next byte is TLS.
+Result<void> ldap(LineChannel& ch) {
+  static constexpr std::string_view kStartTlsOid = "1.3.6.1.4.1.1466.20037";
+  // SEQUENCE { INTEGER 1, [APPLICATION 23] { [0] requestName } }
+  std::string request{"\x30\x1d\x02\x01\x01\x77\x18\x80\x16", 9};
+  request += kStartTlsOid;
+  if (auto ok = ch.send(request); !ok) return ok;
+  auto head = ch.read_bytes(2);
+  if (!head) return tl::unexpected(head.error());
+  if (static_cast<unsigned char>((*head)[0]) != 0x30) {
+    return tl::unexpected(refused(ch, *head));  // not LDAP at all: quote what it sent
+  }
+  std::size_t length = static_cast<unsigned char>((*head)[1]);
+  if ((length & 0x80U) != 0) {
+    const std::size_t octets = length & 0x7FU;
+    if (octets == 0 || octets > 4) {
+      return tl::unexpected(
+          ch.peer_fault({Errc::malformed_input, "sent a malformed LDAP message"}));
+    }
+    auto more = ch.read_bytes(octets);
+    if (!more) return tl::unexpected(more.error());
+    length = 0;
+    for (const char c : *more) length = (length << 8U) | static_cast<unsigned char>(c);
+  }
+  if (length > kMaxLdapMessage) {
+    return tl::unexpected(
+        ch.peer_fault({Errc::limit_exceeded, "sent an LDAP message over " +
+                                                 std::to_string(kMaxLdapMessage / 1024) + " KiB"}));
+  }
+  auto body = ch.read_bytes(length);
+  if (!body) return tl::unexpected(body.error());
+  auto result = parse_ldap_extended_response(*body);
+  if (!result) return tl::unexpected(ch.peer_fault(result.error()));
+  if (result->code != 0) {
+    const std::string name = ldap_result_name(result->code);
+    return tl::unexpected(Error{
+        Errc::not_tls,
+        ch.peer() + " declined StartTLS: result " + std::to_string(result->code) +
+            (name.empty() ? "" : " (" + name + ")") +
+            (result->diagnostic.empty() ? std::string() : ": " + quote_peer(result->diagnostic))});
+  }
+  return {};
+}
+
+// Characters --starttls-name may not hold: they would end the SMTP command or break out of the
+// XML attribute it goes into.
+bool is_forbidden_in_name(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u <= 0x20 || u >= 0x7F || c == '"' || c == '\'' || c == '<' || c == '>' || c == '&';
+}
+
+}  // namespace
+
+Result<void> check_starttls_options(const ConnectOptions& options, const Endpoint& endpoint) {
+  const std::string& name = options.starttls_name;
+  if (!name.empty()) {
+    if (name.size() > 255 || std::any_of(name.begin(), name.end(), is_forbidden_in_name)) {
+      return fail(Errc::invalid_argument,
+                  "--starttls-name takes a name of at most 255 printable ASCII characters "
+                  "without spaces, quotes, '<', '>' or '&' (got " +
+                      quote_peer(name) + ")");
+    }
+  }
+  const bool xmpp = options.starttls == StartTls::xmpp || options.starttls == StartTls::xmpp_server;
+  if (xmpp && name.empty() && endpoint.is_ip) {
+    return fail(Errc::invalid_argument,
+                "--starttls xmpp to an IP address needs --starttls-name: the XMPP domain the "
+                "stream is for (" +
+                    endpoint.host + " is not a domain)");
+  }
+  return {};
+}
+
+Result<void> negotiate_starttls(const ConnectOptions& options, int fd, const Endpoint& endpoint,
+                                Clock::time_point deadline) {
+  const std::string& name = options.starttls_name;
+  struct Preamble {
+    const char* server = nullptr;
+    std::function<Result<void>(LineChannel&)> run;
+  };
+  Preamble preamble;
+  switch (options.starttls) {
+    case StartTls::none:
+      return {};
+    case StartTls::smtp:
+      preamble = {"SMTP server", [&](LineChannel& ch) {
+                    return smtp(ch, "EHLO", name.empty() ? local_address_literal(fd) : name);
+                  }};
+      break;
+    case StartTls::imap:
+      preamble = {"IMAP server", imap};
+      break;
+    case StartTls::pop3:
+      preamble = {"POP3 server", pop3};
+      break;
+    case StartTls::ftp:
+      preamble = {"FTP server", ftp};
+      break;
+    case StartTls::postgres:
+      preamble = {"PostgreSQL server", postgres};
+      break;
+    case StartTls::ldap:
+      preamble = {"LDAP server", ldap};
+      break;
+    case StartTls::xmpp:
+    case StartTls::xmpp_server:
+      preamble = {"XMPP server", [&](LineChannel& ch) {
+                    return xmpp_preamble(ch, name.empty() ? endpoint.host : name,
+                                         options.starttls == StartTls::xmpp_server);
+                  }};
+      break;
+    case StartTls::mysql:
+      preamble = {"MySQL server", mysql_preamble};
+      break;
+    case StartTls::mssql:
+      preamble = {"SQL Server", mssql_preamble};
+      break;
+    case StartTls::lmtp:
+      preamble = {"LMTP server", [&](LineChannel& ch) {
+                    return smtp(ch, "LHLO", name.empty() ? local_address_literal(fd) : name);
+                  }};
+      break;
+    case StartTls::nntp:
+      preamble = {"NNTP server", nntp_starttls};
+      break;
+    case StartTls::sieve:
+      preamble = {"ManageSieve server", sieve_starttls};
+      break;
+    case StartTls::irc:
+      preamble = {"IRC server", irc_starttls};
+      break;
+  }
+  if (!preamble.run) return {};
+  LineChannel ch(fd, deadline, preamble.server, "the STARTTLS exchange", Errc::not_tls);
+  return preamble.run(ch);
+}
+
+BIO* handshake_transport(StartTls protocol, BIO* socket) {
+  return protocol == StartTls::mssql ? push_tds_framing(socket) : socket;
+}
+
+void end_handshake_transport(StartTls protocol, BIO* transport) {
+  if (protocol == StartTls::mssql) end_tds_framing(transport);
+}
+
+std::string handshake_transport_failure(StartTls protocol, BIO* transport) {
+  if (protocol != StartTls::mssql) return {};
+  const std::string why = tds_framing_failure(transport);
+  return why.empty() ? why : "SQL Server " + why;
+}
+
+}  // namespace getcert::detail

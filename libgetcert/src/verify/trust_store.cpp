@@ -1,0 +1,173 @@
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "verify/trust_store.hpp"
+
+#include "verify/bundle_lookup.hpp"
+#include "verify/system_trust.hpp"
+
+#include <openssl/pem.h>
+
+namespace getcert::detail {
+namespace {
+
+Result<void> check_readable(const std::string& path, bool want_dir, const char* what) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return fail(Errc::io_error,
+                std::string("cannot read ") + what + " '" + path + "': " + std::strerror(errno));
+  }
+  if (want_dir != S_ISDIR(st.st_mode)) {
+    return fail(Errc::io_error, std::string(what) + " '" + path + "' is " +
+                                    (want_dir ? "not a directory" : "a directory"));
+  }
+  return {};
+}
+
+// Reads every certificate of a PEM file into the store. Cheaper than X509_STORE_load_file,
+// which runs OpenSSL 3's generic decoder machinery for every object.
+Result<int> add_pem_file(X509_STORE* store, const std::string& path) {
+  internal::BioPtr bio(BIO_new_file(path.c_str(), "r"));
+  if (!bio)
+    return fail(Errc::io_error, "cannot read CA file '" + path + "'", internal::drain_errors());
+  int added = 0;
+  for (;;) {
+    internal::X509Ptr cert(PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr));
+    if (!cert) break;
+    if (X509_STORE_add_cert(store, cert.get()) == 1) ++added;
+  }
+  const unsigned long err = ERR_peek_last_error();
+  if (ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE) {
+    internal::clear_errors();
+  } else if (err != 0) {
+    return fail(Errc::malformed_input, "CA file '" + path + "' holds a corrupt certificate",
+                internal::drain_errors());
+  }
+  return added;
+}
+
+Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
+  internal::clear_errors();
+  TrustStore out{internal::X509StorePtr(X509_STORE_new()), {}, false};
+  if (!out.store) return fail(Errc::internal, "out of memory", internal::drain_errors());
+
+  if (options.ca_file.empty() && options.ca_dir.empty()) {
+    // The system store, found as Go finds it (verify/system_trust.hpp). A hashed directory is
+    // looked up lazily (only the issuers a chain needs are read), and so is the bundle file
+    // (indexed by subject, decoded on demand).
+    const SystemTrustSources sources =
+        find_system_trust("", std::getenv(X509_get_default_cert_file_env()),
+                          std::getenv(X509_get_default_cert_dir_env()));
+    std::string used;
+    for (const std::string& dir : sources.dirs) {
+      if (X509_STORE_load_path(out.store.get(), dir.c_str()) == 1) {
+        used += (used.empty() ? "" : ", ") + dir;
+      }
+    }
+    if (!sources.file.empty()) {
+      if (auto indexed = add_bundle_lookup(out.store.get(), sources.file); indexed) {
+        used += (used.empty() ? "" : ", ") + sources.file;
+      }
+    }
+    internal::clear_errors();  // a missing default location is not an error: the store is just
+                               // empty
+    out.description = "system (" + (used.empty() ? std::string("empty") : used) + ")";
+    return out;
+  }
+
+  if (!options.ca_file.empty()) {
+    if (auto ok = check_readable(options.ca_file, false, "CA file"); !ok) {
+      return tl::unexpected(ok.error());
+    }
+    auto added = add_pem_file(out.store.get(), options.ca_file);
+    if (!added) return tl::unexpected(added.error());
+    if (*added == 0) {
+      return fail(Errc::malformed_input,
+                  "CA file '" + options.ca_file + "' holds no PEM certificate");
+    }
+    out.description = "file:" + options.ca_file;
+  }
+  if (!options.ca_dir.empty()) {
+    if (auto ok = check_readable(options.ca_dir, true, "CA directory"); !ok) {
+      return tl::unexpected(ok.error());
+    }
+    if (X509_STORE_load_path(out.store.get(), options.ca_dir.c_str()) != 1) {
+      return fail(Errc::io_error, "cannot use CA directory '" + options.ca_dir + "'",
+                  internal::drain_errors());
+    }
+    if (!out.description.empty()) out.description += ", ";
+    out.description += "dir:" + options.ca_dir;
+  }
+  out.explicit_anchors = true;
+  return out;
+}
+
+// What identifies a file's content cheaply: a changed file gets a fresh store.
+std::string file_stamp(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return "-";
+  return std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
+// Parsing a bundle costs milliseconds per certificate set with OpenSSL 3 (every certificate
+// goes through the decoder machinery), which dominated runs over many targets (fetch_many):
+// each fetch loaded the same store again. Loaded stores are kept, keyed by what was asked and
+// by the files behind it, and shared: an X509_STORE is safe to verify against from several
+// threads at once (lookups in a hashed directory lock it), and verification only reads it.
+// The mutex also makes a burst of first fetches parse the bundle once, not once per thread.
+struct StoreCache {
+  std::mutex mutex;
+  std::map<std::string, TrustStore> stores;  // key: options + env + file stamps
+  static constexpr std::size_t kMaxEntries = 16;
+};
+
+std::string cache_key(const TrustOptions& options) {
+  std::string key;
+  const auto add = [&key](const std::string& part) { key += part + '\n'; };
+  if (options.ca_file.empty() && options.ca_dir.empty()) {
+    const char* env_file = std::getenv(X509_get_default_cert_file_env());
+    const char* env_dir = std::getenv(X509_get_default_cert_dir_env());
+    add("system");
+    add(env_file != nullptr ? env_file : "-");
+    add(env_dir != nullptr ? env_dir : "-");
+    for (const std::string& path : system_trust_candidates("", env_file, env_dir)) {
+      add(path);
+      add(file_stamp(path));
+    }
+  } else {
+    add(options.ca_file);
+    add(file_stamp(options.ca_file));
+    add(options.ca_dir);
+    add(file_stamp(options.ca_dir));
+  }
+  return key;
+}
+
+}  // namespace
+
+Result<TrustStore> load_trust_store(const TrustOptions& options) {
+  static StoreCache cache;
+  const std::string key = cache_key(options);
+  const std::lock_guard<std::mutex> lock(cache.mutex);
+  if (const auto found = cache.stores.find(key); found != cache.stores.end()) {
+    if (X509_STORE_up_ref(found->second.store.get()) == 1) {
+      return TrustStore{internal::X509StorePtr(found->second.store.get()),
+                        found->second.description, found->second.explicit_anchors};
+    }
+  }
+  auto loaded = load_trust_store_uncached(options);
+  if (!loaded) return loaded;
+  if (cache.stores.size() >= StoreCache::kMaxEntries) cache.stores.clear();
+  if (X509_STORE_up_ref(loaded->store.get()) == 1) {
+    cache.stores.emplace(key, TrustStore{internal::X509StorePtr(loaded->store.get()),
+                                         loaded->description, loaded->explicit_anchors});
+  }
+  return loaded;
+}
+
+}  // namespace getcert::detail

@@ -1,0 +1,800 @@
+#include "getcert/verify.hpp"
+
+#include <algorithm>
+#include <ctime>
+
+#include "getcert/endpoint.hpp"
+#include "http/aia.hpp"
+#include "internal/ossl.hpp"
+#include "internal/x509_util.hpp"
+#include "net/dial.hpp"
+#include "net/timings.hpp"
+#include "verify/revocation.hpp"
+#include "verify/trust_store.hpp"
+#include "verify/verify.hpp"
+
+namespace getcert {
+namespace {
+
+struct RawProblem {
+  int depth;
+  int code;
+  internal::X509Ptr cert;  // the certificate OpenSSL was looking at; may be null
+};
+
+// What the verify callback sees through the context's app data.
+struct ProblemLog {
+  std::vector<RawProblem> problems;
+  std::int64_t now = 0;  // the verification time, also set in the context
+};
+
+// Collects every problem instead of stopping at the first, so the user sees them all.
+int collect_problem(int ok, X509_STORE_CTX* ctx) {
+  if (ok == 1) return 1;
+  auto* log = static_cast<ProblemLog*>(X509_STORE_CTX_get_app_data(ctx));
+  const int code = X509_STORE_CTX_get_error(ctx);
+  const int depth = X509_STORE_CTX_get_error_depth(ctx);
+  X509* cert = X509_STORE_CTX_get_current_cert(ctx);
+  // RFC 5280 4.1.2.5: the validity period includes notAfter. OpenSSL's X509_cmp_time()
+  // counts the notAfter second itself as expired; give that second back.
+  if (code == X509_V_ERR_CERT_HAS_EXPIRED && cert != nullptr &&
+      ASN1_TIME_cmp_time_t(X509_get0_notAfter(cert), static_cast<time_t>(log->now)) == 0) {
+    return 1;
+  }
+  const bool seen =
+      std::any_of(log->problems.begin(), log->problems.end(),
+                  [&](const RawProblem& p) { return p.code == code && p.depth == depth; });
+  if (!seen) {
+    if (cert != nullptr) X509_up_ref(cert);
+    log->problems.push_back({depth, code, internal::X509Ptr(cert)});
+  }
+  return 1;
+}
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+std::string days_phrase(std::int64_t seconds) {
+  const std::int64_t days = seconds / 86400;
+  if (days >= 2) return std::to_string(days) + " days";
+  const std::int64_t hours = seconds / 3600;
+  if (hours >= 2) return std::to_string(hours) + " hours";
+  return std::to_string(seconds / 60) + " minutes";
+}
+
+bool name_in_presented(const std::string& name, const std::vector<Certificate>& presented) {
+  return std::any_of(presented.begin(), presented.end(),
+                     [&](const Certificate& c) { return c.subject == name; });
+}
+
+VerifyProblem describe(const RawProblem& raw, const std::vector<Certificate>& presented,
+                       std::int64_t now) {
+  VerifyProblem p;
+  p.depth = raw.depth;
+  Certificate cert;
+  if (raw.cert) {
+    if (auto parsed = internal::certificate_from_x509(raw.cert.get())) cert = std::move(*parsed);
+  }
+  const std::string who = quoted(cert.display_name());
+  const std::string issuer = quoted(cert.issuer_cn.empty() ? cert.issuer : cert.issuer_cn);
+  switch (raw.code) {
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+      p.code = ProblemCode::expired;
+      p.reason = "certificate " + who + " expired " + days_phrase(now - cert.not_after) +
+                 " ago (not after " + format_utc(cert.not_after) + ")";
+      break;
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+      p.code = ProblemCode::not_yet_valid;
+      p.reason = "certificate " + who + " is not valid until " + format_utc(cert.not_before) +
+                 " (in " + days_phrase(cert.not_before - now) + ")";
+      break;
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+      if (!name_in_presented(cert.issuer, presented) && !cert.is_ca) {
+        p.code = ProblemCode::missing_intermediate;
+        p.reason = "unable to get local issuer: server did not send intermediate " + issuer +
+                   " and it is not in the trust store";
+      } else {
+        p.code = ProblemCode::unknown_issuer;
+        p.reason = "unable to get local issuer: " + issuer + " (issuer of " + who +
+                   ") is not in the trust store";
+      }
+      break;
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+      p.code = ProblemCode::self_signed;
+      p.reason = "self-signed certificate " + who + " is not in the trust store";
+      break;
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+      p.code = ProblemCode::untrusted_root;
+      p.reason = "chain ends in root " + who + ", which is not in the trust store";
+      break;
+    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+      p.code = ProblemCode::bad_signature;
+      p.reason = "signature on " + who + " does not verify with its issuer's key";
+      break;
+    case X509_V_ERR_INVALID_PURPOSE:
+      p.code = ProblemCode::wrong_purpose;
+      p.reason = "certificate " + who + " is not allowed for this purpose (extended key usage)";
+      break;
+    case X509_V_ERR_INVALID_CA:
+      p.code = ProblemCode::invalid_ca;
+      p.reason = "certificate " + who + " signs others but is not a valid CA";
+      break;
+    case X509_V_ERR_PATH_LENGTH_EXCEEDED:
+      p.code = ProblemCode::path_length_exceeded;
+      p.reason = "chain is longer than " + who + " allows (pathLenConstraint)";
+      break;
+    case X509_V_ERR_CERT_REVOKED:
+      p.code = ProblemCode::revoked;
+      p.reason = "certificate " + who + " has been revoked";
+      break;
+    case X509_V_ERR_EE_KEY_TOO_SMALL:
+    case X509_V_ERR_CA_KEY_TOO_SMALL:
+      p.code = ProblemCode::too_weak;
+      p.reason = "certificate " + who + " has a weak key: " + cert.key.type + " " +
+                 std::to_string(cert.key.bits) +
+                 " bits (clients require at least 2048 bits for RSA and DSA, 224 for EC)";
+      break;
+    case X509_V_ERR_CA_MD_TOO_WEAK:
+      p.code = ProblemCode::too_weak;
+      p.reason = "certificate " + who + " is signed with a weak algorithm, " +
+                 cert.signature_algorithm +
+                 " (clients reject SHA-1 and MD5 signatures below the trust anchor)";
+      break;
+    case X509_V_ERR_PERMITTED_VIOLATION:
+    case X509_V_ERR_EXCLUDED_VIOLATION:
+    case X509_V_ERR_SUBTREE_MINMAX:
+    case X509_V_ERR_UNSUPPORTED_CONSTRAINT_TYPE:
+    case X509_V_ERR_UNSUPPORTED_CONSTRAINT_SYNTAX:
+    case X509_V_ERR_UNSUPPORTED_NAME_SYNTAX:
+      p.code = ProblemCode::name_constraint_violation;
+      p.reason = "certificate " + who + " has a name its issuers' name constraints do not allow (" +
+                 X509_verify_cert_error_string(raw.code) + ")";
+      break;
+    case X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION:
+      p.code = ProblemCode::unhandled_critical_extension;
+      p.reason = "certificate " + who +
+                 " has a critical extension no verifier understands, so none may accept it";
+      break;
+    default:
+      p.code = ProblemCode::x509_error;
+      p.reason = std::string(X509_verify_cert_error_string(raw.code)) + " (OpenSSL error " +
+                 std::to_string(raw.code) + (raw.cert ? ", certificate " + who : "") + ")";
+  }
+  return p;
+}
+
+std::string list_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+struct NameCheck {
+  std::optional<VerifyProblem> problem;
+  bool by_common_name = false;  // matched only through the subject CN fallback
+};
+
+bool has_san_extension(X509* cert) {
+  return X509_get_ext_by_NID(cert, NID_subject_alt_name, -1) >= 0;
+}
+
+// RFC 6125 matching, done apart from path building so a mismatch never hides chain problems.
+// A leaf with a subjectAltName extension is matched on its SANs alone, whatever kinds they
+// are (RFC 6125 6.4.4); only a leaf with no SAN extension at all falls back to its CN.
+NameCheck check_name(X509* leaf, const Certificate& model, const std::string& wanted) {
+  std::string name = wanted;
+  const bool ip = is_ip_literal(name);
+  if (!ip) {
+    // A pattern such as "*.example.com" is not a name a client connects to: never a match.
+    auto normalized = normalize_hostname(name);
+    if (!normalized) {
+      return {VerifyProblem{0, ProblemCode::hostname_mismatch,
+                            "'" + wanted + "' is not a host name a certificate can be checked for"},
+              false};
+    }
+    name = std::move(*normalized);
+  }
+  const bool has_sans = has_san_extension(leaf);
+  const unsigned flags =
+      X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | (has_sans ? X509_CHECK_FLAG_NEVER_CHECK_SUBJECT : 0U);
+  const int rc = ip ? X509_check_ip_asc(leaf, name.c_str(), 0)
+                    : X509_check_host(leaf, name.data(), name.size(), flags, nullptr);
+  if (rc == 1) return {std::nullopt, !ip && !has_sans};
+  VerifyProblem p;
+  p.depth = 0;
+  if (ip) {
+    p.code = ProblemCode::ip_mismatch;
+    p.reason = "IP mismatch: certificate is not valid for " + name +
+               (model.sans.ip.empty() ? " (it has no IP address SANs"
+                                      : " (its IP SANs are " + list_names(model.sans.ip)) +
+               (model.sans.dns.empty() ? ")" : "; DNS names: " + list_names(model.sans.dns) + ")");
+  } else {
+    p.code = ProblemCode::hostname_mismatch;
+    if (!model.sans.dns.empty()) {
+      p.reason =
+          "name mismatch: certificate is for " + list_names(model.sans.dns) + ", not " + name;
+    } else if (has_sans) {
+      // With SANs present the CN is never a name (RFC 6125), so do not cite it as one.
+      p.reason =
+          "name mismatch: certificate has no DNS names" +
+          (model.sans.ip.empty() ? std::string()
+                                 : " (only IP addresses: " + list_names(model.sans.ip) + ")") +
+          ", so it is not valid for " + name +
+          (model.subject_cn.empty() ? std::string()
+                                    : "; its CN does not count because it has SANs");
+    } else {
+      p.reason = "name mismatch: certificate is for " +
+                 (model.subject_cn.empty() ? std::string("no name") : model.subject_cn + " (CN)") +
+                 ", not " + name;
+    }
+  }
+  return {p, false};
+}
+
+int openssl_purpose(Purpose purpose) {
+  switch (purpose) {
+    case Purpose::server:
+      return X509_PURPOSE_SSL_SERVER;
+    case Purpose::client:
+      return X509_PURPOSE_SSL_CLIENT;
+    case Purpose::any:
+      return 0;
+  }
+  return 0;
+}
+
+bool is_issuer_problem(int code) {
+  return code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY ||
+         code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT ||
+         code == X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE;
+}
+
+struct PathResult {
+  std::vector<RawProblem> problems;
+  internal::X509StackPtr chain;  // what OpenSSL built, leaf first (complete or not)
+  bool ran = false;
+  bool anchored = false;  // the chain ends at a certificate of the trust store
+};
+
+// OpenSSL security level 2, what `openssl verify`, s_client and gRPC over OpenSSL 3 apply:
+// RSA/DSA keys of at least 2048 bits, EC of at least 224, no SHA-1 or MD5 signatures below
+// the trust anchor.
+constexpr int kAuthLevel = 2;
+
+Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const VerifyOptions& options,
+                              X509_STORE* store, std::int64_t now, bool partial_chain) {
+  internal::clear_errors();
+  internal::X509StoreCtxPtr ctx(X509_STORE_CTX_new());
+  if (!ctx) return fail(Errc::internal, "out of memory", internal::drain_errors());
+  if (X509_STORE_CTX_init(ctx.get(), store, leaf, untrusted) != 1) {
+    return fail(Errc::internal, "cannot prepare verification", internal::drain_errors());
+  }
+  PathResult out;
+  ProblemLog log;
+  log.now = now;
+  X509_STORE_CTX_set_app_data(ctx.get(), &log);
+  X509_STORE_CTX_set_verify_cb(ctx.get(), collect_problem);
+  if (const int purpose = openssl_purpose(options.purpose); purpose != 0) {
+    X509_STORE_CTX_set_purpose(ctx.get(), purpose);
+  }
+  X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(ctx.get());
+  // One clock for OpenSSL's checks and ours (messages, the notAfter second, revocation).
+  X509_VERIFY_PARAM_set_time(param, static_cast<time_t>(now));
+  X509_VERIFY_PARAM_set_auth_level(param, kAuthLevel);
+  if (partial_chain) X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_PARTIAL_CHAIN);
+  const int rc = X509_verify_cert(ctx.get());
+  if (rc < 0) return fail(Errc::internal, "verification could not run", internal::drain_errors());
+  internal::clear_errors();
+  out.ran = rc == 1;
+  out.chain.reset(X509_STORE_CTX_get1_chain(ctx.get()));
+  out.problems = std::move(log.problems);
+  out.anchored = X509_STORE_CTX_get_num_untrusted(ctx.get()) < sk_X509_num(out.chain.get()) &&
+                 std::none_of(out.problems.begin(), out.problems.end(), [](const RawProblem& p) {
+                   return is_issuer_problem(p.code) ||
+                          p.code == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN ||
+                          p.code == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT;
+                 });
+  std::stable_sort(out.problems.begin(), out.problems.end(),
+                   [](const RawProblem& a, const RawProblem& b) { return a.depth < b.depth; });
+  return out;
+}
+
+bool same_certificate(const Certificate& a, const Certificate& b) {
+  return a.subject == b.subject && a.spki_sha256 == b.spki_sha256;
+}
+
+// Downloads missing issuers by following CA Issuers URLs upward from where the path broke.
+// `gap_url` becomes the URL the gap's own issuer came from, or the last one that failed for it.
+std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
+                                               detail::Clock::time_point deadline,
+                                               bool revocation_planned, const std::string& proxy,
+                                               std::vector<std::string>& notes,
+                                               std::string& gap_url) {
+  std::vector<Certificate> fetched;
+  constexpr int kMaxDownloads = 4;
+  const int top = sk_X509_num(path.chain.get()) - 1;
+  auto start = internal::certificate_from_x509(sk_X509_value(path.chain.get(), top));
+  if (!start) return fetched;
+  Certificate current = std::move(*start);
+  for (int i = 0; i < kMaxDownloads && !current.self_signed; ++i) {
+    if (current.ca_issuers_urls.empty()) {
+      notes.push_back("'" + current.display_name() + "' names no CA Issuers URL to fetch from");
+      break;
+    }
+    std::optional<Certificate> issuer;
+    std::size_t urls_left = current.ca_issuers_urls.size();
+    for (const auto& url : current.ca_issuers_urls) {
+      if (i == 0) gap_url = url;
+      if (detail::millis_until(deadline) == 0) {
+        notes.push_back("no time left to fetch the issuer of '" + current.display_name() + "'");
+        break;
+      }
+      // The revocation checks that follow a completed chain keep a share of the budget.
+      auto got = detail::download_issuers(
+          url, detail::share_of(deadline, urls_left-- + (revocation_planned ? 1 : 0)), proxy);
+      if (!got) {
+        notes.push_back("fetching the issuer of '" + current.display_name() +
+                        "' failed: " + got.error().message);
+        continue;
+      }
+      for (auto& c : *got) {
+        if (c.subject == current.issuer && !issuer) issuer = c;
+        fetched.push_back(std::move(c));
+      }
+      if (issuer) break;
+    }
+    if (!issuer) break;
+    current = std::move(*issuer);
+  }
+  return fetched;
+}
+
+VerifyProblem missing_intermediate(int depth, const Certificate& child, bool completed,
+                                   bool fetch_tried, const std::string& fetched_from) {
+  VerifyProblem p;
+  p.depth = depth;
+  p.code = ProblemCode::missing_intermediate;
+  const std::string issuer = "'" + (child.issuer_cn.empty() ? child.issuer : child.issuer_cn) + "'";
+  // Name the URL that was actually used (or failed), not merely the first one listed.
+  const std::string url = !fetched_from.empty()           ? fetched_from
+                          : child.ca_issuers_urls.empty() ? std::string()
+                                                          : child.ca_issuers_urls.front();
+  p.reason = "server did not send the intermediate " + issuer;
+  if (completed) {
+    p.reason += "; it was fetched from " + url +
+                ", as browsers do, but most non-browser clients (gRPC, curl, OpenSSL) will fail";
+  } else if (!url.empty()) {
+    p.reason += "; browsers will fetch it from " + url + ", most non-browser clients will fail" +
+                (fetch_tried ? "" : " (fetching missing intermediates would complete the chain)");
+  } else {
+    p.reason += " and it is not in the trust store";
+  }
+  return p;
+}
+
+bool pin_matches(const std::vector<std::string>& pins, const std::vector<Certificate>& certs) {
+  for (const auto& c : certs) {
+    for (const auto& pin : pins) {
+      if (pin == "sha256/" + c.spki_sha256) return true;
+    }
+  }
+  return false;
+}
+
+void check_revocation_evidence(Verification& v, const VerifyOptions& options, X509_STORE* store,
+                               STACK_OF(X509) * chain, std::int64_t now,
+                               detail::Clock::time_point network_deadline) {
+  const int n = sk_X509_num(chain);
+  if (n < 2) return;
+  detail::RevocationContext ctx{store, chain, now, network_deadline, options.proxy};
+  if (!options.ocsp_staple.empty()) {
+    v.revocation.push_back(
+        detail::check_ocsp_response(options.ocsp_staple, 0, ctx, "ocsp-staple", ""));
+  }
+  if (options.check_revocation) {
+    for (int depth = 0; depth + 1 < n; ++depth) {
+      // Each certificate's sources share what is left with the certificates still to check.
+      ctx.deadline = detail::share_of(network_deadline, static_cast<std::size_t>(n - 1 - depth));
+      v.revocation.push_back(detail::check_online(depth, ctx));
+    }
+  }
+  for (const auto& r : v.revocation) {
+    const std::string who = "certificate at depth " + std::to_string(r.depth);
+    const std::string via = r.source == "ocsp-staple" ? "the stapled OCSP response"
+                            : r.source == "ocsp"      ? "OCSP (" + r.url + ")"
+                            : r.source == "crl"       ? "the CRL (" + r.url + ")"
+                                                      : "revocation check";
+    const bool staple = r.source == "ocsp-staple";
+    if (r.status == RevocationStatus::revoked) {
+      v.revocation_ok = false;
+      v.errors.push_back({r.depth, ProblemCode::revoked,
+                          who + " is revoked according to " + via +
+                              (r.revoked_at ? " since " + format_utc(*r.revoked_at) : "") +
+                              (r.detail.empty() ? "" : " (reason: " + r.detail + ")")});
+    } else if (r.status == RevocationStatus::error && staple) {
+      v.revocation_ok = false;
+      v.errors.push_back(
+          {r.depth, ProblemCode::bad_ocsp_staple, "stapled OCSP response rejected: " + r.detail});
+    } else if (r.status == RevocationStatus::none && r.depth > 0) {
+      // Many CAs publish no revocation source for their intermediates: nothing to ask, and
+      // not the server's fault. It stays visible in the JSON report.
+      continue;
+    } else if (r.status != RevocationStatus::good) {
+      const std::string text = via + " for " + who + ": " + r.detail;
+      if (options.require_revocation) {
+        v.revocation_ok = false;
+        v.errors.push_back(
+            {r.depth, ProblemCode::revocation_unavailable, text + " (--require-revocation)"});
+      } else {
+        v.warnings.push_back({ProblemCode::revocation_unchecked, r.depth, text});
+      }
+    }
+  }
+}
+
+// Index of `cert` in `chain` (compared by encoding), or -1.
+int position_in(STACK_OF(X509) * chain, X509* cert) {
+  for (int k = 0; k < sk_X509_num(chain); ++k) {
+    if (X509_cmp(sk_X509_value(chain, k), cert) == 0) return k;
+  }
+  return -1;
+}
+
+// What the server sends, judged against the path (leaf .. as far as it goes): things a
+// server admin can fix, none of which decides the verdict on its own.
+std::vector<VerifyNote> find_chain_issues(const std::vector<Certificate>& presented,
+                                          const std::vector<internal::X509Ptr>& handles,
+                                          STACK_OF(X509) * path, std::int64_t now) {
+  std::vector<VerifyNote> issues;
+  const std::size_t n = presented.size();
+  std::vector<int> pos(n, -1);
+  std::vector<bool> repeated(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (presented[j].der == presented[i].der) repeated[i] = true;
+    }
+    if (!repeated[i] && path != nullptr) pos[i] = position_in(path, handles[i].get());
+  }
+  for (std::size_t i = 1; i < n; ++i) {
+    const Certificate& c = presented[i];
+    const std::string who = "'" + c.display_name() + "'";
+    const auto depth = static_cast<int>(i);
+    if (repeated[i]) {
+      issues.push_back({ProblemCode::duplicate, depth,
+                        "certificate " + who + " is sent more than once; send it once"});
+      continue;
+    }
+    if (pos[i] < 0) {
+      if (c.not_after < now) {
+        issues.push_back({ProblemCode::expired_unneeded, depth,
+                          "certificate " + who + " expired on " + format_utc(c.not_after) +
+                              " and is not needed for the chain; stop sending it (some "
+                              "clients reject the chain because of it)"});
+      } else {
+        issues.push_back(
+            {ProblemCode::unrelated, depth,
+             "certificate " + who + " belongs to no path from the leaf; stop sending it"});
+      }
+      continue;
+    }
+    if (c.self_signed) {
+      issues.push_back({ProblemCode::root_sent, depth,
+                        "the server sends its root " + who +
+                            "; clients use their own copy or reject it, so leave it out"});
+    }
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (pos[j] >= 0 && pos[j] < pos[i]) {
+        issues.push_back({ProblemCode::out_of_order, depth,
+                          "certificate " + who + " is sent before '" + presented[j].display_name() +
+                              "'; send each certificate right after the one it signed"});
+        break;
+      }
+    }
+  }
+  return issues;
+}
+
+// The verdict follows from facts, most serious first.
+Verdict verdict_from(const Verification& v) {
+  if (!v.trusted || !v.hostname_ok || !v.pins_ok || !v.revocation_ok || !v.staple_ok) {
+    return Verdict::invalid;
+  }
+  if (v.completed_by_aia) return Verdict::valid_only_with_aia_fetch;
+  if (v.intermediate_from_store) return Verdict::incomplete_chain;
+  return Verdict::valid;
+}
+
+}  // namespace
+
+std::string_view to_string(Verdict verdict) noexcept {
+  switch (verdict) {
+    case Verdict::valid:
+      return "valid";
+    case Verdict::valid_only_with_aia_fetch:
+      return "valid_only_with_aia_fetch";
+    case Verdict::incomplete_chain:
+      return "incomplete_chain";
+    case Verdict::invalid:
+      return "invalid";
+  }
+  return "invalid";
+}
+
+std::string_view to_string(ProblemCode code) noexcept {
+  switch (code) {
+    case ProblemCode::expired:
+      return "expired";
+    case ProblemCode::not_yet_valid:
+      return "not_yet_valid";
+    case ProblemCode::missing_intermediate:
+      return "missing_intermediate";
+    case ProblemCode::unknown_issuer:
+      return "unknown_issuer";
+    case ProblemCode::self_signed:
+      return "self_signed";
+    case ProblemCode::untrusted_root:
+      return "untrusted_root";
+    case ProblemCode::bad_signature:
+      return "bad_signature";
+    case ProblemCode::wrong_purpose:
+      return "wrong_purpose";
+    case ProblemCode::invalid_ca:
+      return "invalid_ca";
+    case ProblemCode::path_length_exceeded:
+      return "path_length_exceeded";
+    case ProblemCode::revoked:
+      return "revoked";
+    case ProblemCode::too_weak:
+      return "too_weak";
+    case ProblemCode::hostname_mismatch:
+      return "hostname_mismatch";
+    case ProblemCode::ip_mismatch:
+      return "ip_mismatch";
+    case ProblemCode::pin_mismatch:
+      return "pin_mismatch";
+    case ProblemCode::bad_ocsp_staple:
+      return "bad_ocsp_staple";
+    case ProblemCode::revocation_unavailable:
+      return "revocation_unavailable";
+    case ProblemCode::must_staple_missing:
+      return "must_staple_missing";
+    case ProblemCode::name_constraint_violation:
+      return "name_constraint_violation";
+    case ProblemCode::unhandled_critical_extension:
+      return "unhandled_critical_extension";
+    case ProblemCode::x509_error:
+      return "x509_error";
+    case ProblemCode::cn_fallback:
+      return "cn_fallback";
+    case ProblemCode::anchor_not_self_signed:
+      return "anchor_not_self_signed";
+    case ProblemCode::aia_fetch_failed:
+      return "aia_fetch_failed";
+    case ProblemCode::revocation_unchecked:
+      return "revocation_unchecked";
+    case ProblemCode::root_sent:
+      return "root_sent";
+    case ProblemCode::out_of_order:
+      return "out_of_order";
+    case ProblemCode::duplicate:
+      return "duplicate";
+    case ProblemCode::unrelated:
+      return "unrelated";
+    case ProblemCode::expired_unneeded:
+      return "expired_unneeded";
+  }
+  return "x509_error";
+}
+
+std::string_view to_string(RevocationStatus status) noexcept {
+  switch (status) {
+    case RevocationStatus::good:
+      return "good";
+    case RevocationStatus::revoked:
+      return "revoked";
+    case RevocationStatus::unknown:
+      return "unknown";
+    case RevocationStatus::error:
+      return "error";
+    case RevocationStatus::none:
+      return "none";
+  }
+  return "none";
+}
+
+std::vector<Certificate> full_chain(const Verification& verification) {
+  std::vector<Certificate> out;
+  const auto& path = verification.verified_chain;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (i == 0 || !path[i].self_signed) out.push_back(path[i]);
+  }
+  return out;
+}
+
+Result<Verification> verify_chain(const std::vector<Certificate>& presented,
+                                  const VerifyOptions& options) {
+  auto trust = detail::load_trust_store(options.trust);
+  if (!trust) return tl::unexpected(trust.error());
+  return detail::verify_with_store(presented, options, *trust);
+}
+
+namespace detail {
+
+Result<Verification> verify_with_store(const std::vector<Certificate>& presented,
+                                       const VerifyOptions& options, const TrustStore& trust,
+                                       const std::vector<X509*>& parsed) {
+  if (presented.empty()) return fail(Errc::invalid_argument, "no certificate to verify");
+  // One parsed handle per certificate for the whole verification: OpenSSL decodes a public
+  // key lazily per handle, and that decode dominates the cost of verifying.
+  std::vector<internal::X509Ptr> handles;
+  for (std::size_t i = 0; i < presented.size(); ++i) {
+    X509* given = i < parsed.size() ? parsed[i] : nullptr;
+    if (given != nullptr) X509_up_ref(given);
+    internal::X509Ptr h(given != nullptr ? given
+                                         : internal::x509_from_certificate(presented[i]).release());
+    if (!h) return fail(Errc::internal, "cannot re-read a presented certificate");
+    handles.push_back(std::move(h));
+  }
+  X509* leaf = handles.front().get();
+  internal::X509RefStackPtr untrusted(sk_X509_new_null());  // borrows from handles
+  if (!untrusted) return fail(Errc::internal, "out of memory");
+  for (std::size_t i = 1; i < handles.size(); ++i) sk_X509_push(untrusted.get(), handles[i].get());
+  const std::int64_t now = options.at_time.value_or(static_cast<std::int64_t>(std::time(nullptr)));
+
+  // One budget for every HTTP request verification makes (AIA, OCSP, CRL).
+  const auto network_deadline = detail::Clock::now() + options.network_timeout;
+  auto path = build_path(leaf, untrusted.get(), options, trust.store.get(), now, false);
+  if (!path) return tl::unexpected(path.error());
+  // Every certificate the user names as trusted is an anchor, as in Go, browsers, curl and
+  // gRPC (OpenSSL's partial chains). A path to a self-signed root is still preferred.
+  if (trust.explicit_anchors && !path->anchored) {
+    auto partial = build_path(leaf, untrusted.get(), options, trust.store.get(), now, true);
+    if (!partial) return tl::unexpected(partial.error());
+    if (partial->anchored) path = std::move(partial);
+  }
+
+  Verification v;
+  v.trust_store = trust.description;
+  const TimingRecorder recorder(v.timings, options.on_step);
+
+  // Where the server left a gap, say so plainly; optionally complete it as a browser would.
+  const auto gap =
+      std::find_if(path->problems.begin(), path->problems.end(), [&](const RawProblem& p) {
+        if (!is_issuer_problem(p.code) || !p.cert) return false;
+        auto c = internal::certificate_from_x509(p.cert.get());
+        return c && !c->self_signed && !name_in_presented(c->issuer, presented) &&
+               !c->ca_issuers_urls.empty();
+      });
+  bool completed = false;
+  std::optional<VerifyProblem> gap_problem;
+  if (gap != path->problems.end()) {
+    const int gap_depth = gap->depth;
+    auto child = internal::certificate_from_x509(gap->cert.get());
+    if (!child) return tl::unexpected(child.error());
+    std::vector<std::string> notes;
+    std::string gap_url;
+    if (options.fetch_missing) {
+      v.fetched_intermediates = fetch_missing_issuers(
+          *path, network_deadline, options.check_revocation, options.proxy, notes, gap_url);
+      if (!v.fetched_intermediates.empty()) {
+        for (const auto& c : v.fetched_intermediates) {
+          internal::X509Ptr h = internal::x509_from_certificate(c);
+          if (h && sk_X509_push(untrusted.get(), h.get()) > 0) handles.push_back(std::move(h));
+        }
+        auto again = build_path(leaf, untrusted.get(), options, trust.store.get(), now, false);
+        if (!again) return tl::unexpected(again.error());
+        completed = std::none_of(again->problems.begin(), again->problems.end(),
+                                 [](const RawProblem& p) { return is_issuer_problem(p.code); });
+        if (completed) path = std::move(again);
+      }
+    }
+    gap_problem =
+        missing_intermediate(gap_depth, *child, completed, options.fetch_missing, gap_url);
+    // Notes explain a failed completion; after a success they are noise.
+    if (!completed) {
+      for (auto& n : notes) {
+        v.warnings.push_back({ProblemCode::aia_fetch_failed, std::nullopt, std::move(n)});
+      }
+    }
+  }
+
+  for (const auto& r : path->problems) {
+    if (gap_problem && is_issuer_problem(r.code)) continue;
+    v.errors.push_back(describe(r, presented, now));
+  }
+  // A gap completed from the AIA URL still counts as a path to a trust anchor.
+  v.trusted = path->ran && v.errors.empty() && (!gap_problem || completed);
+  v.completed_by_aia = v.trusted && completed;
+  if (gap_problem) v.errors.insert(v.errors.begin(), *gap_problem);
+
+  if (v.trusted) {
+    STACK_OF(X509)* chain = path->chain.get();
+    for (int i = 0; i < sk_X509_num(chain); ++i) {
+      X509* link = sk_X509_value(chain, i);
+      // Certificates the server sent are already modelled; only the others need converting.
+      const auto same = std::find_if(handles.begin(), handles.end(),
+                                     [&](const internal::X509Ptr& h) { return h.get() == link; });
+      const auto index = static_cast<std::size_t>(same - handles.begin());
+      if (same != handles.end() && index < presented.size()) {
+        v.verified_chain.push_back(presented[index]);
+        continue;
+      }
+      auto c = internal::certificate_from_x509(link);
+      if (!c) return tl::unexpected(c.error());
+      v.verified_chain.push_back(std::move(*c));
+    }
+    // An intermediate the server did not send, supplied by the local store: never silent.
+    for (std::size_t i = 1; i + 1 < v.verified_chain.size(); ++i) {
+      const auto& c = v.verified_chain[i];
+      const auto same = [&](const Certificate& p) { return same_certificate(p, c); };
+      const bool sent = std::any_of(presented.begin(), presented.end(), same);
+      const bool downloaded =
+          std::any_of(v.fetched_intermediates.begin(), v.fetched_intermediates.end(), same);
+      if (!sent && !downloaded) {
+        v.intermediate_from_store = true;
+        v.errors.push_back({static_cast<int>(i), ProblemCode::missing_intermediate,
+                            "server did not send the intermediate '" + c.display_name() +
+                                "'; it was found only in the local trust store, so clients "
+                                "without it will fail"});
+      }
+    }
+    const Certificate& anchor = v.verified_chain.back();
+    if (!anchor.self_signed) {
+      v.warnings.push_back(
+          {ProblemCode::anchor_not_self_signed, static_cast<int>(v.verified_chain.size() - 1),
+           "the chain is trusted at '" + anchor.display_name() +
+               "', which is not a root: clients trust it only when given this certificate "
+               "itself as a trust anchor (Go, browsers, curl and gRPC do; openssl verify "
+               "needs -partial_chain)"});
+    }
+  }
+
+  v.hostname_ok = true;
+  if (!options.name.empty()) {
+    auto name = check_name(leaf, presented.front(), options.name);
+    if (name.problem) {
+      v.hostname_ok = false;
+      v.errors.insert(v.errors.begin(), std::move(*name.problem));
+    } else if (name.by_common_name) {
+      v.warnings.push_back({ProblemCode::cn_fallback, 0,
+                            "'" + options.name +
+                                "' matched only the subject CN: the leaf has no subjectAltName "
+                                "extension, so Go, browsers and many other clients reject it"});
+    }
+  }
+  if (!options.pins.empty()) {
+    const auto& candidates = v.verified_chain.empty() ? presented : v.verified_chain;
+    if (!pin_matches(options.pins, candidates)) {
+      v.pins_ok = false;
+      v.errors.push_back(
+          {0, ProblemCode::pin_mismatch,
+           "no certificate in the chain matches the pinned key(s) " + list_names(options.pins)});
+    }
+  }
+  if (options.from_handshake && presented.front().must_staple && options.ocsp_staple.empty()) {
+    v.staple_ok = false;
+    v.errors.push_back({0, ProblemCode::must_staple_missing,
+                        "certificate '" + presented.front().display_name() +
+                            "' requires a stapled OCSP response (TLS Feature must-staple), but "
+                            "the server sent none; clients that enforce must-staple reject it"});
+  }
+  if (v.trusted) {
+    check_revocation_evidence(v, options, trust.store.get(), path->chain.get(), now,
+                              network_deadline);
+  }
+
+  v.chain_issues = find_chain_issues(presented, handles, path->chain.get(), now);
+  for (const auto& e : v.errors) {
+    if (e.code == ProblemCode::missing_intermediate) {
+      v.chain_issues.push_back({ProblemCode::missing_intermediate, std::nullopt, e.reason});
+    }
+  }
+
+  v.verdict = verdict_from(v);
+  v.ok = v.verdict == Verdict::valid;
+  return v;
+}
+
+}  // namespace detail
+}  // namespace getcert
