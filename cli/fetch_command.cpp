@@ -11,6 +11,7 @@
 #include "exit_codes.hpp"
 #include "fleet.hpp"
 #include "getcert/fetch.hpp"
+#include "getcert/starttls.hpp"
 #include "getcert/text.hpp"
 #include "input_file.hpp"
 #include "p12_input.hpp"
@@ -66,47 +67,50 @@ std::optional<TlsVersion> tls_version_arg(const std::string& text) {
   return tls_version_names().at(text);  // CLI11 admitted only the names in the map
 }
 
+// The STARTTLS option, its help and its checks read the library's table (getcert/starttls.hpp).
+
 // Default port of each STARTTLS protocol, used when the target names none.
 std::uint16_t default_port(StartTls protocol) {
-  switch (protocol) {
-    case StartTls::smtp:
-      return 25;
-    case StartTls::imap:
-      return 143;
-    case StartTls::pop3:
-      return 110;
-    case StartTls::ftp:
-      return 21;
-    case StartTls::postgres:
-      return 5432;
-    case StartTls::ldap:
-      return 389;
-    case StartTls::xmpp:
-      return 5222;
-    case StartTls::xmpp_server:
-      return 5269;
-    case StartTls::mysql:
-      return 3306;
-    case StartTls::mssql:
-      return 1433;
-    case StartTls::lmtp:
-      return 24;
-    case StartTls::nntp:
-      return 119;
-    case StartTls::sieve:
-      return 4190;
-    case StartTls::irc:
-      return 6667;
-    case StartTls::none:
-      break;
-  }
-  return 443;
+  const StartTlsProtocol* p = find_starttls(protocol);
+  return p != nullptr ? p->default_port : 443;
 }
 
 // The protocols whose preamble announces a name (--starttls-name).
 bool announces_name(StartTls protocol) {
-  return protocol == StartTls::smtp || protocol == StartTls::lmtp || protocol == StartTls::xmpp ||
-         protocol == StartTls::xmpp_server;
+  const StartTlsProtocol* p = find_starttls(protocol);
+  return p != nullptr && p->announces_name;
+}
+
+// "smtp, lmtp, xmpp and xmpp-server": the protocols that announce a name, for messages.
+std::string name_announcing_protocols() {
+  std::vector<std::string> names;
+  for (const auto& p : starttls_protocols()) {
+    if (p.announces_name) names.emplace_back(p.spelling);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  }
+  return out;
+}
+
+// --starttls's help: every protocol with its default port.
+std::string starttls_help() {
+  std::string ports;
+  for (const auto& p : starttls_protocols()) {
+    if (!ports.empty()) ports += ", ";
+    ports += std::string(p.spelling) + " " + std::to_string(p.default_port);
+    if (!p.aka.empty()) ports += " (" + std::string(p.aka) + ")";
+  }
+  return "Speak this protocol in plain text first, then switch to TLS (default port: " + ports +
+         ")";
+}
+
+// --starttls's choices, by the spelling the table gives.
+std::map<std::string, StartTls> starttls_choices() {
+  std::map<std::string, StartTls> choices;
+  for (const auto& p : starttls_protocols()) choices.emplace(p.spelling, p.protocol);
+  return choices;
 }
 
 std::vector<std::string> split_commas(const std::string& list) {
@@ -232,26 +236,8 @@ class FetchCommand final : public Command {
     client_key->needs(client_cert);
     client_p12->excludes(client_cert)->excludes(client_key);
     add_password_options(cmd, args_.client_p12_args.password, "the --client-p12 password");
-    with_choices(cmd->add_option("--starttls", args_.starttls,
-                                 "Speak this protocol in plain text first, then switch to TLS "
-                                 "(default port: smtp 25, imap 143, pop3 110, ftp 21, "
-                                 "postgres 5432, ldap 389, xmpp 5222, xmpp-server 5269, "
-                                 "mysql 3306 (also MariaDB), mssql 1433 (SQL Server), lmtp 24, "
-                                 "nntp 119, sieve 4190, irc 6667)"),
-                 std::map<std::string, StartTls>{{"smtp", StartTls::smtp},
-                                                 {"imap", StartTls::imap},
-                                                 {"pop3", StartTls::pop3},
-                                                 {"ftp", StartTls::ftp},
-                                                 {"postgres", StartTls::postgres},
-                                                 {"ldap", StartTls::ldap},
-                                                 {"xmpp", StartTls::xmpp},
-                                                 {"xmpp-server", StartTls::xmpp_server},
-                                                 {"mysql", StartTls::mysql},
-                                                 {"mssql", StartTls::mssql},
-                                                 {"lmtp", StartTls::lmtp},
-                                                 {"nntp", StartTls::nntp},
-                                                 {"sieve", StartTls::sieve},
-                                                 {"irc", StartTls::irc}});
+    with_choices(cmd->add_option("--starttls", args_.starttls, starttls_help()),
+                 starttls_choices());
     starttls_name_ =
         cmd->add_option(
                "--starttls-name", args_.starttls_name,
@@ -361,7 +347,7 @@ class FetchCommand final : public Command {
     }
     if (!args_.starttls_name.empty() && !announces_name(args_.starttls)) {
       return fail(Errc::invalid_argument,
-                  "--starttls-name is used only by --starttls smtp, lmtp, xmpp and xmpp-server");
+                  "--starttls-name is used only by --starttls " + name_announcing_protocols());
     }
     o.connect.starttls_name = args_.starttls_name;
     o.connect.proxy = args_.proxy;

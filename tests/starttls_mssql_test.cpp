@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -94,6 +95,21 @@ TEST_CASE("TDS: a server that stalls before or during the handshake times out in
     CHECK_THAT(r.err, Contains("in time") || Contains("within 1 s"));
     CHECK(r.elapsed < std::chrono::milliseconds(2500));
   }
+}
+
+TEST_CASE("TDS: endless empty PRELOGIN packets end at the deadline, not never", "[fetch][cli]") {
+  // Each empty packet is legal framing but carries no TLS byte; the socket never stops being
+  // readable, so only a deadline check between packets ends the handshake.
+  auto server = start_tds({"--flood-empty"});
+  const auto r = run_getcert(
+      {"--starttls", "mssql", "--timeout", "1s", target(server), "--ca-file", pki("root.pem")},
+      std::chrono::seconds(10));
+  INFO(getcert::test::explain(r));
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Contains("in time") || Contains("within 1 s"));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.elapsed < std::chrono::milliseconds(2500));
 }
 
 TEST_CASE("TDS: handshake packets of the wrong type, and a server that is not TDS, are named",

@@ -1,11 +1,16 @@
 // The readers of NNTP, ManageSieve and IRC replies before TLS, without a socket: what they
-// accept (Dovecot's and ircd's real answers), what they refuse, and their line caps.
+// accept (Dovecot's and ircd's real answers), what they refuse, and their line caps. And the
+// library's table of STARTTLS protocols that the CLI reads (getcert/starttls.hpp).
 
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
+#include "getcert/starttls.hpp"
 #include "starttls/starttls_protocols.hpp"
 
 using Catch::Matchers::Contains;
@@ -202,4 +207,46 @@ TEST_CASE("IRC STARTTLS answers: 670 goes, 691 and errors refuse, PING is answer
   REQUIRE_FALSE(over);
   CHECK(over.error().code == Errc::limit_exceeded);
   CHECK(over.error().message == "sent more than 100 lines before answering");
+}
+
+TEST_CASE("STARTTLS table: one row per protocol, as the CLI and the docs promise", "[starttls]") {
+  using getcert::StartTls;
+  using getcert::StartTlsTransport;
+  // Restated here, so a changed port, spelling or rule breaks this test and not a user's script.
+  // spelling, default port, announces a name, transport
+  const std::vector<std::tuple<StartTls, std::string_view, int, bool, StartTlsTransport>> want{
+      {StartTls::smtp, "smtp", 25, true, StartTlsTransport::bare},
+      {StartTls::imap, "imap", 143, false, StartTlsTransport::bare},
+      {StartTls::pop3, "pop3", 110, false, StartTlsTransport::bare},
+      {StartTls::ftp, "ftp", 21, false, StartTlsTransport::bare},
+      {StartTls::postgres, "postgres", 5432, false, StartTlsTransport::bare},
+      {StartTls::ldap, "ldap", 389, false, StartTlsTransport::bare},
+      {StartTls::xmpp, "xmpp", 5222, true, StartTlsTransport::bare},
+      {StartTls::xmpp_server, "xmpp-server", 5269, true, StartTlsTransport::bare},
+      {StartTls::mysql, "mysql", 3306, false, StartTlsTransport::bare},
+      {StartTls::mssql, "mssql", 1433, false, StartTlsTransport::tds},
+      {StartTls::lmtp, "lmtp", 24, true, StartTlsTransport::bare},
+      {StartTls::nntp, "nntp", 119, false, StartTlsTransport::bare},
+      {StartTls::sieve, "sieve", 4190, false, StartTlsTransport::bare},
+      {StartTls::irc, "irc", 6667, false, StartTlsTransport::bare}};
+  const auto& table = getcert::starttls_protocols();
+  REQUIRE(table.size() == want.size());
+  std::set<std::string_view> spellings;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const auto& [protocol, spelling, port, announces, transport] = want[i];
+    INFO(spelling);
+    const auto& row = table[i];  // the order --help lists them in
+    CHECK(row.protocol == protocol);
+    CHECK(row.spelling == spelling);
+    CHECK(row.default_port == port);
+    CHECK(row.announces_name == announces);
+    CHECK(row.transport == transport);
+    CHECK_FALSE(row.server.empty());
+    CHECK(spellings.insert(row.spelling).second);
+    CHECK(getcert::find_starttls(protocol) == &row);
+    CHECK(getcert::find_starttls(spelling) == &row);
+  }
+  CHECK(getcert::find_starttls(StartTls::none) == nullptr);
+  CHECK(getcert::find_starttls(std::string_view("gopher")) == nullptr);
+  CHECK(getcert::find_starttls(std::string_view("SMTP")) == nullptr);  // the CLI lower-cases
 }

@@ -70,7 +70,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<char> buf(step);
   for (;;) {
     std::size_t n = 0;
-    if (BIO_read_ex(framing, buf.data(), buf.size(), &n) <= 0) break;
+    if (BIO_read_ex(framing, buf.data(), buf.size(), &n) <= 0) {
+      // An empty packet hands control back as a retryable read (so a TLS handshake loop can
+      // check its deadline); the memory BIO underneath never asks for a retry itself.
+      if (BIO_should_retry(framing)) continue;
+      break;
+    }
     require(n >= 1 && n <= buf.size(), "a read returns what fits");
     got.append(buf.data(), n);
     require(got.size() <= wire.size(), "never more than the wire held");

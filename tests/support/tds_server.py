@@ -11,6 +11,8 @@ Usage: tds_server.py PORT CHAIN.pem KEY.pem [options]
   --stall prelogin   read the PRELOGIN, never answer
   --stall handshake  answer the PRELOGIN, never answer the ClientHello
   --wrong-type       carry the server's handshake in type 0x04 packets (a framing error)
+  --flood-empty      answer the PRELOGIN, then send empty PRELOGIN packets (header only) without
+                     end until the client hangs up: legal framing that never carries a TLS byte
 
 Serves connections one after another until killed; prints "ready" once listening. Anything
 the client gets wrong (a packet that is not PRELOGIN, a PRELOGIN without ENCRYPT_ON, a flight
@@ -131,6 +133,10 @@ def serve(conn, ctx, args):
         drain(conn)
         return
     send_message(conn, TABULAR_RESULT, prelogin_answer(args["encryption"]), args["split"])
+    if args["flood_empty"]:
+        empty = struct.pack(">BBHHBB", PRELOGIN, 0, 8, 0, 1, 0) * 512
+        while True:
+            conn.sendall(empty)  # ends with an OSError when the client goes
     if args["encryption"] == 2 or args["stall"] == "handshake":
         drain(conn)  # ENCRYPT_NOT_SUP: no TLS; a stall: no answer. Wait for the client to go.
         return
@@ -157,7 +163,8 @@ def serve(conn, ctx, args):
 def main():
     port, chain, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
     rest = sys.argv[4:]
-    args = {"encryption": 1, "split": False, "stall": None, "wrong_type": False, "tls_max": None}
+    args = {"encryption": 1, "split": False, "stall": None, "wrong_type": False, "tls_max": None,
+            "flood_empty": False}
     i = 0
     while i < len(rest):
         if rest[i] == "--encryption":
@@ -173,6 +180,8 @@ def main():
             args["split"] = True
         elif rest[i] == "--wrong-type":
             args["wrong_type"] = True
+        elif rest[i] == "--flood-empty":
+            args["flood_empty"] = True
         else:
             sys.exit(f"unknown option {rest[i]}")
         i += 1

@@ -7,9 +7,9 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <functional>
 #include <string_view>
 
+#include "getcert/starttls.hpp"
 #include "net/line_channel.hpp"
 #include "net/replies.hpp"
 #include "starttls/starttls.hpp"
@@ -169,6 +169,80 @@ bool is_forbidden_in_name(char c) {
   return u <= 0x20 || u >= 0x7F || c == '"' || c == '\'' || c == '<' || c == '>' || c == '&';
 }
 
+// What a preamble may need besides the channel: the socket (for SMTP's own address), the name
+// to announce (--starttls-name, may be empty) and the target.
+struct PreambleInput {
+  int fd;
+  const std::string& name;
+  const Endpoint& endpoint;
+};
+using Preamble = Result<void> (*)(LineChannel&, const PreambleInput&);
+
+// The name SMTP's EHLO and LMTP's LHLO announce: --starttls-name, else our own address.
+std::string hello_name(const PreambleInput& in) {
+  return in.name.empty() ? local_address_literal(in.fd) : in.name;
+}
+// The domain an XMPP stream is for: --starttls-name, else the host.
+const std::string& xmpp_domain(const PreambleInput& in) {
+  return in.name.empty() ? in.endpoint.host : in.name;
+}
+
+struct StartTlsRow {
+  StartTlsProtocol info;
+  Preamble preamble;
+};
+
+// The one table of STARTTLS protocols, in the order --help lists them. The CLI reads it
+// through starttls_protocols(); negotiate_starttls() and the transport functions below
+// dispatch on it.
+const std::array<StartTlsRow, 14> kProtocols{{
+    {{StartTls::smtp, "smtp", "SMTP server", "", 25, true, StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput& in) { return smtp(ch, "EHLO", hello_name(in)); }},
+    {{StartTls::imap, "imap", "IMAP server", "", 143, false, StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput&) { return imap(ch); }},
+    {{StartTls::pop3, "pop3", "POP3 server", "", 110, false, StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput&) { return pop3(ch); }},
+    {{StartTls::ftp, "ftp", "FTP server", "", 21, false, StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput&) { return ftp(ch); }},
+    {{StartTls::postgres, "postgres", "PostgreSQL server", "", 5432, false,
+      StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput&) { return postgres(ch); }},
+    {{StartTls::ldap, "ldap", "LDAP server", "", 389, false, StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput&) { return ldap(ch); }},
+    {{StartTls::xmpp, "xmpp", "XMPP server", "", 5222, true, StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput& in) {
+       return xmpp_preamble(ch, xmpp_domain(in), /*server_to_server=*/false);
+     }},
+    {{StartTls::xmpp_server, "xmpp-server", "XMPP server", "", 5269, true, StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput& in) {
+       return xmpp_preamble(ch, xmpp_domain(in), /*server_to_server=*/true);
+     }},
+    {{StartTls::mysql, "mysql", "MySQL server", "also MariaDB", 3306, false,
+      StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput&) { return mysql_preamble(ch); }},
+    {{StartTls::mssql, "mssql", "SQL Server", "SQL Server", 1433, false, StartTlsTransport::tds},
+     [](LineChannel& ch, const PreambleInput&) { return mssql_preamble(ch); }},
+    {{StartTls::lmtp, "lmtp", "LMTP server", "", 24, true, StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput& in) { return smtp(ch, "LHLO", hello_name(in)); }},
+    {{StartTls::nntp, "nntp", "NNTP server", "", 119, false, StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput&) { return nntp_starttls(ch); }},
+    {{StartTls::sieve, "sieve", "ManageSieve server", "", 4190, false, StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput&) { return sieve_starttls(ch); }},
+    {{StartTls::irc, "irc", "IRC server", "", 6667, false, StartTlsTransport::bare},
+     [](LineChannel& ch, const PreambleInput&) { return irc_starttls(ch); }},
+}};
+
+const StartTlsRow* find_row(StartTls protocol) {
+  const auto* row = std::find_if(kProtocols.begin(), kProtocols.end(),
+                                 [&](const StartTlsRow& r) { return r.info.protocol == protocol; });
+  return row != kProtocols.end() ? row : nullptr;
+}
+
+StartTlsTransport transport_of(StartTls protocol) {
+  const StartTlsRow* row = find_row(protocol);
+  return row != nullptr ? row->info.transport : StartTlsTransport::bare;
+}
+
 }  // namespace
 
 Result<void> check_starttls_options(const ConnectOptions& options, const Endpoint& endpoint) {
@@ -193,80 +267,54 @@ Result<void> check_starttls_options(const ConnectOptions& options, const Endpoin
 
 Result<void> negotiate_starttls(const ConnectOptions& options, int fd, const Endpoint& endpoint,
                                 Clock::time_point deadline) {
-  const std::string& name = options.starttls_name;
-  struct Preamble {
-    const char* server = nullptr;
-    std::function<Result<void>(LineChannel&)> run;
-  };
-  Preamble preamble;
-  switch (options.starttls) {
-    case StartTls::none:
-      return {};
-    case StartTls::smtp:
-      preamble = {"SMTP server", [&](LineChannel& ch) {
-                    return smtp(ch, "EHLO", name.empty() ? local_address_literal(fd) : name);
-                  }};
-      break;
-    case StartTls::imap:
-      preamble = {"IMAP server", imap};
-      break;
-    case StartTls::pop3:
-      preamble = {"POP3 server", pop3};
-      break;
-    case StartTls::ftp:
-      preamble = {"FTP server", ftp};
-      break;
-    case StartTls::postgres:
-      preamble = {"PostgreSQL server", postgres};
-      break;
-    case StartTls::ldap:
-      preamble = {"LDAP server", ldap};
-      break;
-    case StartTls::xmpp:
-    case StartTls::xmpp_server:
-      preamble = {"XMPP server", [&](LineChannel& ch) {
-                    return xmpp_preamble(ch, name.empty() ? endpoint.host : name,
-                                         options.starttls == StartTls::xmpp_server);
-                  }};
-      break;
-    case StartTls::mysql:
-      preamble = {"MySQL server", mysql_preamble};
-      break;
-    case StartTls::mssql:
-      preamble = {"SQL Server", mssql_preamble};
-      break;
-    case StartTls::lmtp:
-      preamble = {"LMTP server", [&](LineChannel& ch) {
-                    return smtp(ch, "LHLO", name.empty() ? local_address_literal(fd) : name);
-                  }};
-      break;
-    case StartTls::nntp:
-      preamble = {"NNTP server", nntp_starttls};
-      break;
-    case StartTls::sieve:
-      preamble = {"ManageSieve server", sieve_starttls};
-      break;
-    case StartTls::irc:
-      preamble = {"IRC server", irc_starttls};
-      break;
-  }
-  if (!preamble.run) return {};
-  LineChannel ch(fd, deadline, preamble.server, "the STARTTLS exchange", Errc::not_tls);
-  return preamble.run(ch);
+  const StartTlsRow* row = find_row(options.starttls);
+  if (row == nullptr) return {};
+  LineChannel ch(fd, deadline, std::string(row->info.server), "the STARTTLS exchange",
+                 Errc::not_tls);
+  return row->preamble(ch, {fd, options.starttls_name, endpoint});
 }
 
 BIO* handshake_transport(StartTls protocol, BIO* socket) {
-  return protocol == StartTls::mssql ? push_tds_framing(socket) : socket;
+  return transport_of(protocol) == StartTlsTransport::tds ? push_tds_framing(socket) : socket;
 }
 
 void end_handshake_transport(StartTls protocol, BIO* transport) {
-  if (protocol == StartTls::mssql) end_tds_framing(transport);
+  if (transport_of(protocol) == StartTlsTransport::tds) end_tds_framing(transport);
 }
 
 std::string handshake_transport_failure(StartTls protocol, BIO* transport) {
-  if (protocol != StartTls::mssql) return {};
+  const StartTlsRow* row = find_row(protocol);
+  if (row == nullptr || row->info.transport != StartTlsTransport::tds) return {};
   const std::string why = tds_framing_failure(transport);
-  return why.empty() ? why : "SQL Server " + why;
+  return why.empty() ? why : std::string(row->info.server) + " " + why;
 }
 
 }  // namespace getcert::detail
+
+namespace getcert {
+
+const std::vector<StartTlsProtocol>& starttls_protocols() {
+  static const std::vector<StartTlsProtocol> protocols = [] {
+    std::vector<StartTlsProtocol> out;
+    out.reserve(detail::kProtocols.size());
+    for (const auto& row : detail::kProtocols) out.push_back(row.info);
+    return out;
+  }();
+  return protocols;
+}
+
+const StartTlsProtocol* find_starttls(StartTls protocol) {
+  const auto& all = starttls_protocols();
+  const auto it = std::find_if(all.begin(), all.end(),
+                               [&](const StartTlsProtocol& p) { return p.protocol == protocol; });
+  return it != all.end() ? &*it : nullptr;
+}
+
+const StartTlsProtocol* find_starttls(std::string_view spelling) {
+  const auto& all = starttls_protocols();
+  const auto it = std::find_if(all.begin(), all.end(),
+                               [&](const StartTlsProtocol& p) { return p.spelling == spelling; });
+  return it != all.end() ? &*it : nullptr;
+}
+
+}  // namespace getcert

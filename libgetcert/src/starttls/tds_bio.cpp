@@ -112,7 +112,14 @@ int framing_read(BIO* b, char* out, std::size_t size, std::size_t* read) {
         return 0;
       }
       f.payload_left = header->length - kTdsHeaderSize;
-      continue;  // an empty packet is legal: read the next header
+      if (f.payload_left == 0) {
+        // An empty packet is legal, but a peer can send them without end while the socket
+        // stays readable: hand control back (as if the read would block) so the handshake
+        // loop checks its deadline before the next header is read.
+        BIO_set_retry_read(b);
+        return 0;
+      }
+      continue;
     }
     std::size_t n = 0;
     if (BIO_read_ex(next, out, std::min(size, f.payload_left), &n) <= 0) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "internal/ossl.hpp"
 #include "internal/x509_util.hpp"
@@ -296,6 +297,10 @@ Result<internal::SslCtxPtr> make_client_context(const ConnectOptions& options) {
 // verification can reuse the parsed certificates.
 struct Captured {
   Handshake handshake;
+  // What the BIO callback records of the peer's first bytes. It is the callback's argument for
+  // as long as the SSL object lives, and that outlives capture(): so it is owned here, on the
+  // heap (a Captured is moved), and declared before `ssl` so it is destroyed after it.
+  std::unique_ptr<PeerBytes> peer = std::make_unique<PeerBytes>();
   internal::SslPtr ssl;
   std::vector<X509*> handles;  // borrowed from ssl
 };
@@ -379,9 +384,9 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     return fail(Errc::internal, "cannot create TLS session", internal::drain_errors());
   }
   BIO* bio = owned_bio.release();  // SSL_set_bio below takes it
-  PeerBytes peer;
+  const PeerBytes& peer = *out.peer;
   BIO_set_callback_ex(bio, record_peer_bytes);
-  BIO_set_callback_arg(bio, reinterpret_cast<char*>(&peer));
+  BIO_set_callback_arg(bio, reinterpret_cast<char*>(out.peer.get()));
   SSL_set_bio(ssl, bio, bio);  // ssl owns bio from here
   if (!result.target.sni.empty() && !internal::set_sni(ssl, result.target.sni.c_str())) {
     return fail(Errc::invalid_argument, "cannot send server name '" + result.target.sni + "'",
