@@ -161,8 +161,10 @@ TEST_CASE("output never lands outside --out-dir through a symlinked subfolder", 
   CHECK(read_file(elsewhere + "/chain.pem") == "victim\n");
 }
 
-TEST_CASE("with --force, writing is all or nothing: one output that cannot be replaced keeps every old file",
-          "[cli][pkcs12]") {
+TEST_CASE(
+    "with --force, writing is all or nothing: one output that cannot be replaced keeps every old "
+    "file",
+    "[cli][pkcs12]") {
   REQUIRE_TOOL(have_openssl(), "openssl");
   const P12Files p12;
   const std::string out = p12.dir / "out";
@@ -258,7 +260,8 @@ TEST_CASE("an empty --shard is a usage error, not 'no shard'", "[cli][fleet]") {
   check_one_line_messages(r.err);
 }
 
-TEST_CASE("a targets file of /dev/zero: the over-long line is reported promptly, and the run ends", "[cli][fleet]") {
+TEST_CASE("a targets file of /dev/zero: the over-long line is reported promptly, and the run ends",
+          "[cli][fleet]") {
   const auto r = run_getcert({"-f", "/dev/zero", "--timeout", "2s"}, 20s);
   INFO(explain(r));
   REQUIRE_FALSE(r.timed_out);
@@ -333,8 +336,8 @@ TEST_CASE("p12 topem never leaves out a key it cannot encrypt", "[cli][pkcs12]")
   // A key alone, neither encrypted nor MAC-protected: decoding needs no cryptography. With
   // OpenSSL told to use only FIPS implementations (none installed), encrypting the key for
   // --key-passphrase-file is then the one step that fails.
-  openssl({"pkcs12", "-export", "-nocerts", "-inkey", pki("rsa.key"), "-keypbe", "NONE",
-           "-certpbe", "NONE", "-nomac", "-passout", "pass:", "-out", dir / "key.p12"});
+  openssl({"pkcs12", "-export", "-nocerts", "-inkey", pki("rsa.key"), "-keypbe", "NONE", "-certpbe",
+           "NONE", "-nomac", "-passout", "pass:", "-out", dir / "key.p12"});
   write_file(dir / "fips.cnf",
              "openssl_conf = init\n[init]\nalg_section = algs\n[algs]\n"
              "default_properties = fips=yes\n");
