@@ -174,7 +174,7 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
   }
   setup_logging(term, global);
   for (const auto& [sub, command] : table) {
-    if (sub->parsed()) return command->run(term, global);
+    if (sub->parsed()) return finish_output(term, global, command->run(term, global));
   }
   return kExitUsage;
 }

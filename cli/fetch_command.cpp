@@ -1,10 +1,12 @@
 // `getcert fetch HOST[:PORT]...` (also `getcert HOST[:PORT]...`): dial, capture, verify, render.
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <mutex>
 #include <optional>
 
 #include "command.hpp"
@@ -293,22 +295,41 @@ class FetchCommand final : public Command {
       if (!ep) return report_error(term, global, ep.error());
       endpoints.push_back(*ep);
     }
-    if (!args_.out_dir.empty()) {
-      if (auto ok = ensure_directory(args_.out_dir); !ok) {
-        return report_error(term, global, ok.error());
+    // --out-dir is created with the first files written into it, so that a run that writes
+    // nothing (an unreachable host, a full disk) leaves no empty folder behind.
+    if (auto ok = check_out_dir(); !ok) return report_error(term, global, ok.error());
+    const bool several = is_fleet_run(args_.fleet, endpoints.size());
+    if (several && !args_.out_dir.empty()) {
+      for (std::size_t i = 0; i < endpoints.size(); ++i) {
+        if (auto ok = claim_folder(args_.targets[i], endpoints[i], i); !ok) {
+          return report_error(term, global, ok.error());
+        }
       }
     }
-    if (is_fleet_run(args_.fleet, endpoints.size()) || args_.format == Format::prometheus) {
+    if (several || args_.format == Format::prometheus) {
       FleetRun fleet{
-          args_.targets, args_.fleet, *options, default_port(args_.starttls),
+          args_.targets,
+          args_.fleet,
+          *options,
+          default_port(args_.starttls),
           args_.format == Format::prometheus                            ? FleetOutput::prometheus
           : args_.format == Format::pem || args_.format == Format::text ? FleetOutput::blocks
                                                                         : FleetOutput::stream,
           [&](Terminal& out, const ManyResult& r) {
-            return render_one(out, global, r.input, r.endpoint, r.result, *options, true);
+            return render_one(out, global, r.input, r.endpoint, r.result, *options, true, r.index);
           },
           // --out-dir files are checked for existence, then written: one target at a time.
-          args_.out_dir.empty()};
+          args_.out_dir.empty(),
+          {}};
+      if (!args_.out_dir.empty()) {
+        // Targets from lists claim their folder in input order, as they are taken: of two that
+        // need one folder, the later always fails (exit 2), whichever finishes first.
+        fleet.on_next = [this](std::uint64_t index, const std::string& target) {
+          if (index < args_.targets.size()) return;  // claimed above
+          auto endpoint = parse_endpoint(target, default_port(args_.starttls));
+          if (endpoint) (void)claim_folder(target, *endpoint, index);
+        };
+      }
       return run_fleet(term, global, fleet);
     }
 
@@ -427,7 +448,8 @@ class FetchCommand final : public Command {
   // Everything a run shows for one target's result; returns that target's exit code.
   int render_one(Terminal& term, const GlobalOptions& global, const std::string& input,
                  const Endpoint& endpoint, const Result<FetchResult>& result,
-                 const FetchOptions& options, bool several) {
+                 const FetchOptions& options, bool several,
+                 std::optional<std::uint64_t> index = std::nullopt) {
     if (!result) {
       const int rc = exit_code_for(result.error().code);
       if (args_.format == Format::json)
@@ -481,13 +503,16 @@ class FetchCommand final : public Command {
                        static_cast<std::streamsize>(der.size()));
       }
       if (!args_.out_dir.empty()) {
-        const std::string dir =
-            several ? args_.out_dir + "/" + endpoint.host + "_" + std::to_string(endpoint.port)
-                    : args_.out_dir;
+        std::vector<std::string> directories{args_.out_dir};
         if (several) {
-          if (auto ok = ensure_directory(dir); !ok) return report_error(term, global, ok.error());
+          if (auto ok = owns_folder(input, endpoint, index); !ok) {
+            return report_error(term, global, ok.error());
+          }
+          directories.push_back(folder_of(endpoint));
         }
-        if (auto ok = write_files_atomically(out_dir_files(dir, *selected), args_.force); !ok) {
+        if (auto ok = write_files_atomically(out_dir_files(directories.back(), *selected),
+                                             args_.force, directories);
+            !ok) {
           return report_error(term, global, ok.error());
         }
       }
@@ -500,8 +525,56 @@ class FetchCommand final : public Command {
     return check_expiry(term, where, chain, now, settings_, args_.verify.expires_in);
   }
 
+  // --out-dir, when it exists already, must be a folder: found before any packet is sent.
+  Result<void> check_out_dir() const {
+    if (args_.out_dir.empty()) return {};
+    struct stat st {};
+    if (::stat(args_.out_dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+      return fail(Errc::io_error, "'" + args_.out_dir + "' exists and is not a directory");
+    }
+    return {};
+  }
+
+  // The subfolder of --out-dir for one of several targets.
+  std::string folder_of(const Endpoint& endpoint) const {
+    return args_.out_dir + "/" + endpoint.host + "_" + std::to_string(endpoint.port);
+  }
+
+  // Records that the target at `index` (input order) needs its folder; a usage error when an
+  // earlier target needs the same one (localhost:8443 and https://localhost:8443/x).
+  Result<void> claim_folder(const std::string& input, const Endpoint& endpoint,
+                            std::uint64_t index) {
+    const std::lock_guard<std::mutex> lock(folders_mutex_);
+    const auto [it, fresh] = folder_owner_.emplace(folder_of(endpoint), Claim{index, input});
+    if (fresh || it->second.index == index) return {};
+    return folder_clash(it->second.input, input, it->first);
+  }
+
+  // Whether the target at `index` is the one its folder was claimed for.
+  Result<void> owns_folder(const std::string& input, const Endpoint& endpoint,
+                           std::optional<std::uint64_t> index) {
+    const std::lock_guard<std::mutex> lock(folders_mutex_);
+    const auto found = folder_owner_.find(folder_of(endpoint));
+    if (!index || found == folder_owner_.end() || found->second.index == *index) return {};
+    return folder_clash(found->second.input, input, found->first);
+  }
+
+  static Result<void> folder_clash(const std::string& first, const std::string& second,
+                                   const std::string& folder) {
+    return fail(Errc::invalid_argument,
+                "'" + first + "' and '" + second + "' would both be written to '" + folder +
+                    "'; nothing was written for '" + second + "' (list each server once)");
+  }
+
+  struct Claim {
+    std::uint64_t index;
+    std::string input;
+  };
+
   FetchArgs args_;
   VerifySettings settings_;
+  std::mutex folders_mutex_;
+  std::map<std::string, Claim> folder_owner_;  // --out-dir subfolder -> first target needing it
   CLI::Option* starttls_name_ = nullptr;
 };
 

@@ -1,7 +1,10 @@
 #include "fleet.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -14,7 +17,6 @@
 #include <ctime>
 #include <fstream>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -70,6 +72,11 @@ class InterruptHandler {
 // Longer lines are cut here (and then fail to parse as a target): a file with no newline in
 // gigabytes must not make the list's memory grow.
 constexpr std::size_t kMaxLineBytes = 4096;
+// The rest of an over-long line is skipped up to here; a "line" longer still (-f /dev/zero, a
+// binary file given by mistake) is no list of targets, and skipping it could take forever.
+constexpr std::size_t kMaxSkipBytes = std::size_t{1} << 20;
+// How often a read that waits for a slow producer (a pipe on stdin) looks at Ctrl-C.
+constexpr int kPollMillis = 100;
 
 // File descriptors besides the workers' sockets: stdio, targets files, trust store reads.
 constexpr rlim_t kSpareFds = 64;
@@ -94,25 +101,6 @@ std::string target_on_line(const std::string& line) {
   return text;
 }
 
-// One line without its '\n', at most kMaxLineBytes of it (the rest of a longer line is
-// skipped); false at the end of the stream.
-bool read_line(std::istream& in, std::string& line) {
-  std::array<char, kMaxLineBytes + 1> buf{};
-  in.getline(buf.data(), static_cast<std::streamsize>(buf.size()));
-  const auto got = static_cast<std::size_t>(in.gcount());
-  if (in.bad() || (got == 0 && in.eof())) return false;
-  if (in.eof()) {  // a last line without '\n'
-    line.assign(buf.data(), got);
-  } else if (in.fail()) {  // too long: keep the start, drop the rest
-    line.assign(buf.data(), got);
-    in.clear();
-    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
-  } else {
-    line.assign(buf.data(), got - 1);  // gcount() counted the '\n'
-  }
-  return true;
-}
-
 // Raises the soft RLIMIT_NOFILE (up to the hard limit) so `concurrency` targets fit; when even
 // the hard limit is too low, returns the concurrency that fits and says so.
 std::size_t fit_concurrency_to_fd_limit(Terminal& term, std::size_t concurrency) {
@@ -135,34 +123,73 @@ std::size_t fit_concurrency_to_fd_limit(Terminal& term, std::size_t concurrency)
   return fits;
 }
 
-// The outcome names of the summary, in the order they are listed.
-constexpr std::array<const char*, 11> kOutcomes{
-    "valid",     "expiring", "invalid",    "timeout",      "refused", "unresolved",
-    "tls error", "not tls",  "bad target", "output error", "error"};
+// What became of one target, as the summary counts it; listed in this order.
+enum class Outcome {
+  valid,
+  expiring,
+  invalid,
+  timeout,
+  refused,
+  unresolved,
+  tls_error,
+  not_tls,
+  bad_target,
+  output_error,
+  error,
+};
+constexpr std::size_t kOutcomeCount = static_cast<std::size_t>(Outcome::error) + 1;
 
-const char* outcome_of(const ManyResult& r, int exit_code) {
+const char* to_string(Outcome outcome) noexcept {
+  switch (outcome) {
+    case Outcome::valid:
+      return "valid";
+    case Outcome::expiring:
+      return "expiring";
+    case Outcome::invalid:
+      return "invalid";
+    case Outcome::timeout:
+      return "timeout";
+    case Outcome::refused:
+      return "refused";
+    case Outcome::unresolved:
+      return "unresolved";
+    case Outcome::tls_error:
+      return "tls error";
+    case Outcome::not_tls:
+      return "not tls";
+    case Outcome::bad_target:
+      return "bad target";
+    case Outcome::output_error:
+      return "output error";
+    case Outcome::error:
+      return "error";
+  }
+  return "error";
+}
+
+Outcome outcome_of(const ManyResult& r, int exit_code) {
   if (!r.result) {
     switch (r.result.error().code) {
       case Errc::timeout:
-        return "timeout";
+        return Outcome::timeout;
       case Errc::connect_failed:
-        return "refused";
+        return Outcome::refused;
       case Errc::resolve_failed:
-        return "unresolved";
+        return Outcome::unresolved;
       case Errc::tls_handshake_failed:
-        return "tls error";
+        return Outcome::tls_error;
       case Errc::not_tls:
-        return "not tls";
+        return Outcome::not_tls;
       case Errc::invalid_argument:
-        return "bad target";
+        return Outcome::bad_target;
       default:
-        return "error";
+        return Outcome::error;
     }
   }
-  if (!r.result->verification.ok) return "invalid";
-  if (exit_code == kExitExpiring) return "expiring";
-  if (exit_code == kExitOk) return "valid";
-  return "output error";  // verified, but --out-dir or --select could not deliver
+  if (!r.result->verification.ok) return Outcome::invalid;
+  if (exit_code == kExitExpiring) return Outcome::expiring;
+  if (exit_code == kExitOk) return Outcome::valid;
+  return Outcome::output_error;  // verified, but --out-dir or --select could not deliver
 }
 
 std::string duration_text(double seconds) {
@@ -183,7 +210,7 @@ std::string duration_text(double seconds) {
 struct Tally {
   std::uint64_t done = 0;
   std::uint64_t failed = 0;
-  std::map<std::string, std::uint64_t> outcomes;
+  std::array<std::uint64_t, kOutcomeCount> outcomes{};  // by Outcome
   std::optional<std::uint64_t> first_failure_index;
   int exit_code = kExitOk;
   std::optional<std::int64_t> earliest_expiry;
@@ -191,7 +218,7 @@ struct Tally {
 
   void add(const ManyResult& r, int rc) {
     ++done;
-    ++outcomes[outcome_of(r, rc)];
+    ++outcomes[static_cast<std::size_t>(outcome_of(r, rc))];
     if (rc != kExitOk) {
       ++failed;
       // The documented rule: the code of the first failing target in input order, so the exit
@@ -216,10 +243,10 @@ struct Tally {
     std::string line = "getcert: " + std::to_string(done) + (done == 1 ? " target" : " targets") +
                        " in " + duration_text(elapsed_seconds) + ":";
     bool first = true;
-    for (const char* name : kOutcomes) {
-      const auto found = outcomes.find(name);
-      if (found == outcomes.end()) continue;
-      line += (first ? " " : ", ") + std::to_string(found->second) + " " + name;
+    for (std::size_t i = 0; i < kOutcomeCount; ++i) {
+      if (outcomes[i] == 0) continue;
+      line += (first ? " " : ", ") + std::to_string(outcomes[i]) + " " +
+              to_string(static_cast<Outcome>(i));
       first = false;
     }
     if (earliest_expiry) {
@@ -317,7 +344,7 @@ void add_fleet_options(CLI::App* cmd, FleetArgs& args) {
 }
 
 bool is_fleet_run(const FleetArgs& args, std::size_t positional_targets) {
-  return !args.target_files.empty() || positional_targets > 1 || !args.shard.empty();
+  return !args.target_files.empty() || positional_targets > 1 || args.shard.has_value();
 }
 
 Result<Shard> parse_shard(const std::string& text) {
@@ -325,7 +352,6 @@ Result<Shard> parse_shard(const std::string& text) {
     return fail(Errc::invalid_argument, "--shard '" + escape_untrusted(text) +
                                             "' is not I/N with 1 <= I <= N (e.g. --shard 2/5)");
   };
-  if (text.empty()) return Shard{};
   const auto slash = text.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) return bad();
   const auto digits = [](const std::string& s) {
@@ -340,10 +366,114 @@ Result<Shard> parse_shard(const std::string& text) {
   return Shard{index - 1, count};
 }
 
+// One targets file: a descriptor read in chunks (so that a wait for a producer that keeps a
+// pipe open can be interrupted), or a stream (stdin in tests).
 struct TargetList::Source {
+  enum class Got { line, end, too_long_to_skip, failed, stopped };
+
   std::string path;
-  std::ifstream file;
+  int fd = -1;
+  bool own_fd = false;
   std::istream* stream = nullptr;
+  std::string pending;  // read but not yet returned
+  bool eof = false;
+  bool skipping = false;  // the previous line was cut: its rest comes first
+  std::size_t skipped = 0;
+  int error = 0;
+
+  Source() = default;
+  Source(const Source&) = delete;
+  Source& operator=(const Source&) = delete;
+  ~Source() {
+    if (own_fd && fd >= 0) ::close(fd);
+  }
+
+  // Reads more into `pending`; false at the end, on an error or when stopped.
+  bool fill(const std::function<bool()>& stop, Got& why) {
+    std::array<char, 65536> chunk{};
+    for (;;) {
+      if (stop && stop()) {
+        why = Got::stopped;
+        return false;
+      }
+      if (stream != nullptr) {
+        stream->read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        const auto got = static_cast<std::size_t>(stream->gcount());
+        if (got == 0) {
+          eof = true;
+          why = stream->bad() ? Got::failed : Got::end;
+          return false;
+        }
+        pending.append(chunk.data(), got);
+        return true;
+      }
+      pollfd p{fd, POLLIN, 0};
+      const int ready = ::poll(&p, 1, kPollMillis);
+      if (ready < 0 && errno != EINTR) {
+        error = errno;
+        why = Got::failed;
+        return false;
+      }
+      if (ready <= 0) continue;
+      const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n < 0) {
+        error = errno;
+        why = Got::failed;
+        return false;
+      }
+      if (n == 0) {
+        eof = true;
+        why = Got::end;
+        return false;
+      }
+      pending.append(chunk.data(), static_cast<std::size_t>(n));
+      return true;
+    }
+  }
+
+  // One line without its '\n', at most kMaxLineBytes of it (the rest of a longer line is
+  // skipped as the next line is read, up to kMaxSkipBytes).
+  Got read_line(std::string& line, const std::function<bool()>& stop) {
+    for (;;) {
+      if (skipping) {
+        const auto newline = pending.find('\n');
+        if (newline != std::string::npos) {
+          pending.erase(0, newline + 1);
+          skipping = false;
+          continue;
+        }
+        skipped += pending.size();
+        pending.clear();
+        if (skipped > kMaxSkipBytes) return Got::too_long_to_skip;
+      } else {
+        const auto newline = pending.find('\n');
+        if (newline != std::string::npos && newline <= kMaxLineBytes) {
+          line.assign(pending, 0, newline);
+          pending.erase(0, newline + 1);
+          return Got::line;
+        }
+        if (pending.size() > kMaxLineBytes) {  // too long: keep the start, skip the rest
+          line.assign(pending, 0, kMaxLineBytes);
+          pending.erase(0, kMaxLineBytes);
+          skipping = true;
+          skipped = 0;
+          return Got::line;
+        }
+        if (eof) {
+          if (pending.empty()) return Got::end;
+          line = std::move(pending);  // a last line without '\n'
+          pending.clear();
+          return Got::line;
+        }
+      }
+      if (eof) return Got::end;
+      Got why = Got::end;
+      if (!fill(stop, why)) {
+        if (why != Got::end) return why;
+      }
+    }
+  }
 };
 
 TargetList::TargetList(TargetList&&) noexcept = default;
@@ -352,7 +482,7 @@ TargetList::~TargetList() = default;
 
 Result<TargetList> TargetList::open(std::vector<std::string> positional,
                                     const std::vector<std::string>& files, Shard shard,
-                                    std::istream& stdin_stream) {
+                                    std::istream& stdin_stream, int stdin_fd) {
   TargetList list;
   list.positional_ = std::move(positional);
   list.shard_ = shard;
@@ -364,7 +494,11 @@ Result<TargetList> TargetList::open(std::vector<std::string> positional,
         return fail(Errc::invalid_argument, "--targets-file - (stdin) can be given only once");
       }
       list.uses_stdin_ = true;
-      source->stream = &stdin_stream;
+      if (stdin_fd >= 0) {
+        source->fd = stdin_fd;
+      } else {
+        source->stream = &stdin_stream;
+      }
     } else {
       struct stat st {};
       if (::stat(path.c_str(), &st) != 0) {
@@ -374,12 +508,12 @@ Result<TargetList> TargetList::open(std::vector<std::string> positional,
       if (S_ISDIR(st.st_mode)) {
         return fail(Errc::io_error, "targets file '" + escape_untrusted(path) + "' is a directory");
       }
-      source->file.open(path, std::ios::binary);
-      if (!source->file) {
+      source->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+      if (source->fd < 0) {
         return fail(Errc::io_error, "cannot read targets file '" + escape_untrusted(path) +
                                         "': " + std::strerror(errno));
       }
-      source->stream = &source->file;
+      source->own_fd = true;
     }
     list.files_.push_back(std::move(source));
   }
@@ -392,13 +526,34 @@ std::optional<std::string> TargetList::next_line() {
     if (!target.empty()) return target;
   }
   std::string line;
-  while (current_file_ < files_.size()) {
-    if (!read_line(*files_[current_file_]->stream, line)) {
-      ++current_file_;
-      continue;
+  while (current_file_ < files_.size() && !error_) {
+    Source& source = *files_[current_file_];
+    const std::string name = source.path == "-"
+                                 ? std::string("standard input")
+                                 : "targets file '" + escape_untrusted(source.path) + "'";
+    switch (source.read_line(line, stop_)) {
+      case Source::Got::line: {
+        std::string target = target_on_line(line);
+        if (!target.empty()) return target;
+        continue;
+      }
+      case Source::Got::end:
+        ++current_file_;
+        continue;
+      case Source::Got::stopped:
+        return std::nullopt;
+      case Source::Got::too_long_to_skip:
+        error_ = Error(Errc::limit_exceeded,
+                       name + " has a line longer than " + std::to_string(kMaxSkipBytes) +
+                           " bytes: not a list of targets; the rest of it was not read");
+        return std::nullopt;
+      case Source::Got::failed:
+        error_ = Error(Errc::io_error,
+                       "cannot read " + name +
+                           (source.error != 0 ? std::string(": ") + std::strerror(source.error)
+                                              : std::string()));
+        return std::nullopt;
     }
-    std::string target = target_on_line(line);
-    if (!target.empty()) return target;
   }
   return std::nullopt;
 }
@@ -411,9 +566,9 @@ std::optional<std::string> TargetList::next() {
 }
 
 int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) {
-  auto shard = parse_shard(run.args.shard);
+  auto shard = run.args.shard ? parse_shard(*run.args.shard) : Result<Shard>(Shard{});
   if (!shard) return report_error(term, global, shard.error());
-  auto list = TargetList::open(run.positional, run.args.target_files, *shard, term.in);
+  auto list = TargetList::open(run.positional, run.args.target_files, *shard, term.in, term.in_fd);
   if (!list) return report_error(term, global, list.error());
 
   const bool show_progress = term.stderr_is_tty && !global.quiet;
@@ -444,6 +599,7 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
   std::optional<Ticker> ticker;
   if (show_progress) ticker.emplace(screen, [&] { progress.draw(tally); });
 
+  std::atomic<bool> output_lost{false};
   const auto on_result = [&](ManyResult&& r) {
     std::ostringstream out;
     std::ostringstream err;
@@ -466,30 +622,46 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
       }
       term.out << data;
       term.out.flush();
+      // Nobody reads the rest (| head -1, a full disk): stop taking targets.
+      if (output_failed(term)) output_lost.store(true);
     }
     tally.add(r, rc);
     progress.draw(tally);
   };
   const InterruptHandler interrupt;
+  // A list read from a pipe may wait for its producer for ever: Ctrl-C ends the wait.
+  list->set_stop([] { return InterruptHandler::interrupted(); });
+  std::uint64_t taken = 0;  // next_target is called from one thread at a time
   const auto next_target = [&]() -> std::optional<std::string> {
-    if (InterruptHandler::interrupted()) return std::nullopt;
-    return list->next();
+    if (InterruptHandler::interrupted() || output_lost.load()) return std::nullopt;
+    auto target = list->next();
+    if (target && run.on_next) run.on_next(taken, *target);
+    ++taken;
+    return target;
   };
   fetch_many(next_target, on_result, options);
   ticker.reset();
   progress.clear();
 
-  if (run.output == FleetOutput::prometheus) {
+  if (run.output == FleetOutput::prometheus && !output_lost.load()) {
     term.out << prometheus.text();
     term.out.flush();
   }
   const bool interrupted = InterruptHandler::interrupted();
-  if ((tally.done > 1 || interrupted) && !global.quiet) {
+  const bool lost = output_lost.load();
+  if ((tally.done > 1 || interrupted || lost) && !global.quiet) {
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
     term.err << tally.summary(elapsed, run.fetch.verify.at_time.value_or(std::time(nullptr)))
-             << (interrupted ? " (interrupted: the rest of the list was not tried)" : "") << "\n";
+             << (interrupted ? " (interrupted: the rest of the list was not tried)"
+                 : lost      ? " (standard output failed: the rest of the list was not tried)"
+                             : "")
+             << "\n";
   }
-  return interrupted ? kExitInterrupted : tally.exit_code;
+  if (interrupted) return kExitInterrupted;
+  // A list that could not be read to its end fails the run: some targets were never tried.
+  if (list->error()) return report_error(term, global, *list->error());
+  // A failed stdout becomes exit 11 in finish_output(), with its reason.
+  return tally.exit_code;
 }
 
 }  // namespace getcert::cli

@@ -23,7 +23,7 @@ namespace getcert::cli {
 struct FleetArgs {
   std::vector<std::string> target_files;  // "-" = stdin
   std::size_t concurrency = 50;
-  std::string shard;  // "I/N", empty = all
+  std::optional<std::string> shard;  // "I/N"; unset = all (an empty --shard is an error)
 };
 
 void add_fleet_options(CLI::App* cmd, FleetArgs& args);
@@ -32,6 +32,8 @@ void add_fleet_options(CLI::App* cmd, FleetArgs& args);
 bool is_fleet_run(const FleetArgs& args, std::size_t positional_targets);
 
 // --shard I/N: this run takes target k (0-based, in input order) when k % count == index.
+// An empty text is an error, not "no shard": in a CI matrix an unset variable would otherwise
+// make every job fetch the whole list.
 struct Shard {
   std::size_t index = 0;  // I - 1
   std::size_t count = 1;  // N
@@ -44,18 +46,24 @@ Result<Shard> parse_shard(const std::string& text);
 // whole line, or after whitespace) are skipped; the shard keeps every N-th remaining line.
 class TargetList {
  public:
-  // Opens every file now, so a missing file fails before any packet is sent.
+  // Opens every file now, so a missing file fails before any packet is sent. `-` reads
+  // `stdin_fd` when it is given (>= 0), else `stdin_stream`.
   static Result<TargetList> open(std::vector<std::string> positional,
                                  const std::vector<std::string>& files, Shard shard,
-                                 std::istream& stdin_stream);
+                                 std::istream& stdin_stream, int stdin_fd = -1);
   TargetList(TargetList&& other) noexcept;
   TargetList& operator=(TargetList&& other) noexcept;
   TargetList(const TargetList&) = delete;
   TargetList& operator=(const TargetList&) = delete;
   ~TargetList();
 
-  // The next target of this shard as written (trimmed), or nullopt at the end.
+  // The next target of this shard as written (trimmed), or nullopt at the end, when `stop`
+  // says so while waiting for input, or after error() was set.
   std::optional<std::string> next();
+  // Asked while a read waits for more input; true ends the list.
+  void set_stop(std::function<bool()> stop) { stop_ = std::move(stop); }
+  // Why the list ended before its end (an unreadable file, a line beyond any limit).
+  const std::optional<Error>& error() const noexcept { return error_; }
   // True when every source can be read twice (no stdin), so the total can be counted upfront.
   bool rereadable() const noexcept { return !uses_stdin_; }
 
@@ -71,6 +79,8 @@ class TargetList {
   bool uses_stdin_ = false;
   Shard shard_;
   std::uint64_t seen_ = 0;  // targets before sharding
+  std::function<bool()> stop_;
+  std::optional<Error> error_;
 };
 
 enum class FleetOutput {
@@ -89,6 +99,9 @@ struct FleetRun {
   std::function<int(Terminal& term, const ManyResult& result)> render;
   // True when render may run for several results at once (it writes only into `term`).
   bool render_is_reentrant = false;
+  // Called with each target as it is taken, in input order (index as in ManyResult::index),
+  // before it is fetched; optional.
+  std::function<void(std::uint64_t index, const std::string& target)> on_next;
 };
 
 // Runs every target; returns the exit code of the first failing target in input order (0 when

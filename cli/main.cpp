@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "app.hpp"
+#include "fd_output.hpp"
 
 // Whether the build carries a sanitizer runtime that does its own work at exit (LeakSanitizer's
 // leak check): such builds leave through exit().
@@ -21,14 +22,18 @@ int main(int argc, char** argv) {
   // A closed pipe (getcert host | head -1) must not kill us mid-write with SIGPIPE.
   (void)std::signal(SIGPIPE, SIG_IGN);
   std::ios::sync_with_stdio(false);
+  getcert::cli::FdOutputBuffer out_buffer(STDOUT_FILENO);
+  std::ostream out(&out_buffer);
   getcert::cli::Terminal term{std::cin,
-                              std::cout,
+                              out,
                               std::cerr,
                               isatty(STDIN_FILENO) == 1,
                               isatty(STDOUT_FILENO) == 1,
-                              isatty(STDERR_FILENO) == 1};
+                              isatty(STDERR_FILENO) == 1,
+                              &out_buffer,
+                              STDIN_FILENO};
   const int rc = getcert::cli::run(std::vector<std::string>(argv, argv + argc), term);
-  std::cout.flush();
+  out.flush();
   std::cerr.flush();
 #ifndef GETCERT_EXIT_HOOKS_NEEDED
   // Every output is written and every file closed (run() returns only then). What exit() would

@@ -199,14 +199,22 @@ class P12Command final : public Command {
     return out;
   }
 
-  // Holds private keys: built in wiping memory, never in a plain std::string.
-  pkcs12::SecureString combined_pem(const Converted& c,
-                                    const std::optional<pkcs12::SecureString>& key_pass) {
+  // Holds private keys: built in wiping memory, never in a plain std::string. A key that cannot
+  // be encrypted fails the whole output: leaving it out would hand over a bundle without it.
+  Result<pkcs12::SecureString> combined_pem(const Converted& c,
+                                            const std::optional<pkcs12::SecureString>& key_pass) {
     pkcs12::SecureString out;
     for (const auto& id : c.bundle.identities) {
       if (key_pass) {
         auto enc = id.key.encrypted_pem(std::string_view(key_pass->data(), key_pass->size()));
-        if (enc) out.append(enc->data(), enc->size());
+        if (!enc) {
+          Error e = enc.error();
+          e.message = c.input +
+                      ": cannot encrypt a private key with --key-passphrase-file: " + e.message +
+                      "; nothing was written";
+          return tl::unexpected(std::move(e));
+        }
+        out.append(enc->data(), enc->size());
       } else {
         const auto pem = id.key.pem();
         out.append(pem.data(), pem.size());
@@ -299,13 +307,22 @@ class P12Command final : public Command {
     std::vector<Converted> converted = std::move(*decoded);
 
     if (to_stdout_) {
-      for (const auto& c : converted) term.out << combined_pem(c, key_pass);
+      // Every bundle is built before the first is printed: a failure prints nothing.
+      std::vector<pkcs12::SecureString> bundles;
+      for (const auto& c : converted) {
+        auto pem = combined_pem(c, key_pass);
+        if (!pem) return report_error(term, global, pem.error());
+        bundles.push_back(std::move(*pem));
+      }
+      for (const auto& pem : bundles) term.out << pem;
       return kExitOk;
     }
     std::vector<PendingFile> files;
     std::vector<std::string> directories;
     if (!combined_.empty()) {
-      files.push_back({combined_, combined_pem(converted.front(), key_pass), 0600});
+      auto pem = combined_pem(converted.front(), key_pass);
+      if (!pem) return report_error(term, global, pem.error());
+      files.push_back({combined_, std::move(*pem), 0600});
     } else {
       directories.push_back(base);
       for (std::size_t i = 0; i < converted.size(); ++i) {

@@ -94,6 +94,11 @@ Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
       e.message.replace(knob, std::string("raise DecodeOptions::max_iterations").size(),
                         "use --max-iterations N");
     }
+    // No flag raises the signature-check budget: no real key store comes near it.
+    if (const auto knob = e.message.find(" (raise DecodeOptions::max_signature_checks");
+        knob != std::string::npos) {
+      e.message.resize(knob);
+    }
     if (e.code == Errc::wrong_password && key_error && !*key_password) {
       e.message +=
           "; give the key password with --key-password-file, --key-password-env or "

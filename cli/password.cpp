@@ -4,12 +4,23 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 
 #include "report.hpp"
+
+namespace {
+
+// Set by a signal that arrives at the password prompt; a sig_atomic_t store is signal-safe.
+volatile std::sig_atomic_t prompt_signal = 0;
+
+}  // namespace
+
+extern "C" void getcert_prompt_note_signal(int sig) { prompt_signal = sig; }
 
 namespace getcert::cli {
 namespace {
@@ -18,6 +29,38 @@ void drop_newline(pkcs12::SecureString& s) {
   if (!s.empty() && s.back() == '\n') s.pop_back();
   if (!s.empty() && s.back() == '\r') s.pop_back();
 }
+
+// The signals a user sends to a prompt (Ctrl-C, Ctrl-\\, a closed terminal, kill), caught for
+// as long as echo is off. Installed without SA_RESTART, so the read at the prompt returns.
+class PromptSignals {
+ public:
+  PromptSignals() {
+    prompt_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = getcert_prompt_note_signal;
+    sigemptyset(&action.sa_mask);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) {
+      installed_[i] = ::sigaction(kSignals[i], &action, &previous_[i]) == 0;
+    }
+  }
+  PromptSignals(const PromptSignals&) = delete;
+  PromptSignals& operator=(const PromptSignals&) = delete;
+  ~PromptSignals() { restore(); }
+
+  // Puts the previous dispositions back (safe to call twice).
+  void restore() const {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) {
+      if (installed_[i]) (void)::sigaction(kSignals[i], &previous_[i], nullptr);
+    }
+  }
+  // The signal caught at the prompt, 0 when none.
+  static int caught() noexcept { return prompt_signal; }
+
+ private:
+  static constexpr std::array<int, 4> kSignals{SIGINT, SIGQUIT, SIGHUP, SIGTERM};
+  std::array<struct sigaction, 4> previous_{};
+  std::array<bool, 4> installed_{};
+};
 
 Result<pkcs12::SecureString> first_line(std::istream& in, const std::string& name) {
   pkcs12::SecureString line;
@@ -112,6 +155,10 @@ Result<pkcs12::SecureString> prompt_password(const std::string& prompt, Terminal
   }
   termios old{};
   const bool restore = ::tcgetattr(fd, &old) == 0;
+  // A signal that ends the process while echo is off (Ctrl-C at the prompt) would leave the
+  // user's shell without echo: it is caught here, echo restored, and then it is raised again
+  // with its previous disposition, so the process still ends the way it would have.
+  const PromptSignals signals;
   if (restore) {
     termios quiet = old;
     quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
@@ -120,11 +167,24 @@ Result<pkcs12::SecureString> prompt_password(const std::string& prompt, Terminal
   (void)::write(fd, prompt.data(), prompt.size());
   pkcs12::SecureString line;
   char c = 0;
-  while (::read(fd, &c, 1) == 1 && c != '\n') line.push_back(c);
+  for (;;) {
+    const ssize_t n = ::read(fd, &c, 1);
+    if (n == 1 && c != '\n') {
+      line.push_back(c);
+      continue;
+    }
+    if (n < 0 && errno == EINTR && PromptSignals::caught() == 0) continue;
+    break;
+  }
   if (restore) ::tcsetattr(fd, TCSAFLUSH, &old);
   (void)::write(fd, "\n", 1);
   ::close(fd);
   drop_newline(line);
+  if (const int sig = PromptSignals::caught(); sig != 0) {
+    signals.restore();
+    (void)::raise(sig);
+    return fail(Errc::invalid_argument, "interrupted at the password prompt");
+  }
   return line;
 }
 

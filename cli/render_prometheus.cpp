@@ -25,8 +25,17 @@ void family(std::string& out, const char* name, const char* help,
 }  // namespace
 
 std::string prometheus_label_value(const std::string& text) {
+  // The value must be valid UTF-8, so bytes that are not become `\xNN`. Doubling every
+  // backslash of the original first keeps that one-to-one: the byte 0xff gives `\xff`, the four
+  // characters `\xff` give `\\xff`. Two distinct targets never share a series.
+  std::string doubled;
+  doubled.reserve(text.size());
+  for (const char c : text) {
+    doubled += c;
+    if (c == '\\') doubled += c;
+  }
   std::string out;
-  for (const char c : valid_utf8(text)) {
+  for (const char c : valid_utf8(doubled)) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '"') {

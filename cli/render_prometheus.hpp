@@ -30,7 +30,9 @@ class PrometheusReport {
   std::vector<std::string> tls_version_;
 };
 
-// A label value in the exposition format: valid UTF-8 with \\, \" and \n escaped.
+// A label value in the exposition format: valid UTF-8 with \\, \" and \n escaped. Distinct
+// texts give distinct values: a backslash of the text is doubled, a byte that is not UTF-8 is
+// shown as \xNN.
 std::string prometheus_label_value(const std::string& text);
 
 }  // namespace getcert::cli

@@ -23,4 +23,12 @@ int report_error(Terminal& term, const GlobalOptions& global, const Error& error
 
 void report_warning(Terminal& term, const std::string& message);
 
+// True once a write to term.out has failed (a full disk, a closed pipe): what was meant for
+// stdout is incomplete, and writing more cannot repair it.
+bool output_failed(const Terminal& term);
+
+// Flushes term.out. When any write to it failed, says so in one line and returns the I/O exit
+// code (11), whatever `rc` was: a script must not take cut-short output for a result.
+int finish_output(Terminal& term, const GlobalOptions& global, int rc);
+
 }  // namespace getcert::cli

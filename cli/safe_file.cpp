@@ -73,6 +73,22 @@ Result<void> sync_file_systems(const std::vector<TempFile>& temps) {
   return {};
 }
 
+// A second name for `path` (a hard link next to it), free until this returns it.
+Result<std::string> backup_link(const std::string& path) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    std::string name = path + ".old-XXXXXX";
+    const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd < 0) break;
+    (void)::close(fd);
+    (void)::unlink(name.c_str());
+    if (::link(path.c_str(), name.c_str()) == 0) return name;
+    if (errno != EEXIST) break;
+  }
+  return fail(Errc::io_error, "cannot keep the old '" + path +
+                                  "' until its replacement is in place: " + errno_text() +
+                                  "; nothing was replaced");
+}
+
 }  // namespace
 
 Result<void> ensure_directory(const std::string& dir) {
@@ -89,13 +105,30 @@ Result<void> ensure_directory(const std::string& dir) {
 
 Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool force,
                                     const std::vector<std::string>& directories) {
-  if (!force) {
-    for (const auto& f : files) {
-      if (exists(f.path)) {
-        return fail(
-            Errc::output_exists,
-            "'" + f.path + "' already exists; nothing was written (use --force to replace)");
-      }
+  // A subfolder getcert names inside --out-dir must be a folder of its own: through a symbolic
+  // link, --force would replace files somewhere else entirely. (--out-dir itself was named by
+  // the user, who may well point it through a link.)
+  for (std::size_t i = 1; i < directories.size(); ++i) {
+    struct stat st {};
+    if (::lstat(directories[i].c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+      return fail(Errc::io_error,
+                  "'" + directories[i] +
+                      "' is a symbolic link; refusing to write through it, "
+                      "nothing was written (remove it or choose another --out-dir)");
+    }
+  }
+  for (const auto& f : files) {
+    struct stat st {};
+    if (::lstat(f.path.c_str(), &st) != 0) continue;
+    if (!force) {
+      return fail(Errc::output_exists,
+                  "'" + f.path + "' already exists; nothing was written (use --force to replace)");
+    }
+    // rename(2) cannot put a file over a directory: found now, before anything is replaced.
+    if (S_ISDIR(st.st_mode)) {
+      return fail(Errc::io_error, "'" + f.path +
+                                      "' is a directory, so it cannot be replaced; nothing was "
+                                      "written");
     }
   }
   // Created only now, so that a refused run leaves no empty directories behind either.
@@ -126,10 +159,37 @@ Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool 
     cleanup();
     return ok;
   }
+  // With --force, each file being replaced keeps a hard link under a temporary name until every
+  // new file is in place, so that a failure half-way puts the old ones back: all or nothing.
+  std::vector<std::string> backups(files.size());
+  const auto roll_back = [&](std::size_t placed) {
+    for (std::size_t j = 0; j < placed; ++j) {
+      if (!backups[j].empty()) {
+        (void)::rename(backups[j].c_str(), files[j].path.c_str());
+        backups[j].clear();
+      } else {
+        (void)::unlink(files[j].path.c_str());
+      }
+      temps[j].committed = false;
+      temps[j].path.clear();  // already moved: nothing left to remove
+    }
+    for (const auto& b : backups) {
+      if (!b.empty()) (void)::unlink(b.c_str());
+    }
+  };
   for (std::size_t i = 0; i < files.size(); ++i) {
     const std::string& target = files[i].path;
     int rc = 0;
     if (force) {
+      if (exists(target)) {
+        auto backup = backup_link(target);
+        if (!backup) {
+          roll_back(i);
+          cleanup();
+          return tl::unexpected(backup.error());
+        }
+        backups[i] = std::move(*backup);
+      }
       rc = ::rename(temps[i].path.c_str(), target.c_str());
     } else {
       rc = ::link(temps[i].path.c_str(), target.c_str());
@@ -138,13 +198,22 @@ Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool 
     if (rc != 0) {
       const bool clash = errno == EEXIST;
       const std::string why = errno_text();
+      if (!backups[i].empty()) {
+        (void)::unlink(backups[i].c_str());
+        backups[i].clear();
+      }
+      roll_back(i);
       cleanup();
       if (clash) {
         return fail(Errc::output_exists, "'" + target + "' appeared while writing; not replaced");
       }
-      return fail(Errc::io_error, "cannot create '" + target + "': " + why);
+      return fail(Errc::io_error,
+                  "cannot create '" + target + "': " + why + "; nothing was replaced");
     }
     temps[i].committed = true;
+  }
+  for (const auto& b : backups) {
+    if (!b.empty()) (void)::unlink(b.c_str());
   }
   return {};
 }

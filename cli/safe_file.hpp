@@ -20,12 +20,16 @@ struct PendingFile {
   mode_t mode = 0644;  // private keys: 0600
 };
 
-// Writes every file or none: existing targets are refused up front unless `force`; then the
-// missing `directories` (one level each, in order, 0755) are created; each file is written to a
-// temporary sibling (created with its final mode); the temporaries' file systems are synced
-// (syncfs), then each is moved into place. Without
-// `force` the move uses link(2), so a file that appears meanwhile is not lost. A failure
-// removes the temporaries and the directories this call created (when still empty).
+// Writes every file or none: existing targets are refused up front unless `force` (and with
+// `force`, one that is a directory, which cannot be replaced); then the missing `directories`
+// (one level each, in order, 0755) are created; each file is written to a temporary sibling
+// (created with its final mode); the temporaries' file systems are synced (syncfs), then each
+// is moved into place. Without `force` the move uses link(2), so a file that appears meanwhile
+// is not lost; with `force` each replaced file is kept under a second name until all are in
+// place. A failure puts the old files back, removes the new ones, the temporaries and the
+// directories this call created (when still empty).
+// directories[0] is the folder the user named (--out-dir), which may be a symbolic link; every
+// later entry is a subfolder getcert named inside it, refused when it is a symbolic link.
 Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool force,
                                     const std::vector<std::string>& directories = {});
 

@@ -61,4 +61,15 @@ Result<void> WorkBudget::spend(std::uint64_t cost, bool first_guess, const std::
   return {};
 }
 
+Result<void> SignatureBudget::spend() {
+  if (spent_ >= limit_) {
+    return fail(Errc::limit_exceeded,
+                "pairing keys with their certificates needs more than " + std::to_string(limit_) +
+                    " signature checks: the file holds too many certificates that name the same "
+                    "issuer (raise DecodeOptions::max_signature_checks to accept it)");
+  }
+  ++spent_;
+  return {};
+}
+
 }  // namespace getcert::pkcs12::detail

@@ -44,4 +44,23 @@ class WorkBudget {
   std::uint64_t reserved_ = 0;  // invariant: spent_ + reserved_ <= limit_
 };
 
+// The signature checks of chain assembly. A file can hold thousands of certificates that all
+// name the same issuer; each wrong candidate costs a signature check, so assembly pays for each
+// from this budget and a hostile file fails fast instead of running for minutes.
+class SignatureBudget {
+ public:
+  explicit SignatureBudget(std::uint64_t limit) noexcept : limit_(limit) {}
+
+  // Accounts for one signature check about to run; limit_exceeded (spending nothing) when the
+  // budget is used up.
+  Result<void> spend();
+
+  std::uint64_t limit() const noexcept { return limit_; }
+  std::uint64_t spent() const noexcept { return spent_; }
+
+ private:
+  std::uint64_t limit_;
+  std::uint64_t spent_ = 0;
+};
+
 }  // namespace getcert::pkcs12::detail

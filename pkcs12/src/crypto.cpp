@@ -5,6 +5,7 @@
 #include <openssl/pkcs12.h>
 #include <openssl/provider.h>
 
+#include <atomic>
 #include <climits>
 #include <mutex>
 #include <string>
@@ -74,8 +75,17 @@ Result<internal::EvpMdPtr> fetch_digest(std::string_view name, std::string_view 
   return md;
 }
 
+namespace {
+
+std::atomic<std::uint64_t> iterations_run{0};
+
+}  // namespace
+
+std::uint64_t derivation_iterations_run() noexcept { return iterations_run.load(); }
+
 Result<SecureBytes> pkcs12_kdf(const EVP_MD* md, const SecureBytes& bmp, Bytes salt, int id,
                                std::uint64_t iterations, std::size_t length) {
+  iterations_run.fetch_add(iterations);
   SecureBytes out(length);
   // OpenSSL wants non-null buffers even for a zero-length (absent) password.
   unsigned char none = 0;
@@ -92,6 +102,7 @@ Result<SecureBytes> pkcs12_kdf(const EVP_MD* md, const SecureBytes& bmp, Bytes s
 
 Result<SecureBytes> pbkdf2(const EVP_MD* md, const SecureBytes& password, Bytes salt,
                            std::uint64_t iterations, std::size_t length) {
+  iterations_run.fetch_add(iterations);
   SecureBytes out(length);
   const char none = 0;
   const char* pass = password.empty() ? &none : reinterpret_cast<const char*>(password.data());

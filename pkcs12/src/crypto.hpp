@@ -33,6 +33,11 @@ Result<SecureBytes> pkcs12_kdf(const EVP_MD* md, const SecureBytes& bmp, Bytes s
 Result<SecureBytes> pbkdf2(const EVP_MD* md, const SecureBytes& password, Bytes salt,
                            std::uint64_t iterations, std::size_t length);
 
+// Iterations of key derivation this process has run so far, summed over every pkcs12_kdf() and
+// pbkdf2() call (each call's iteration count): how tests tell work that was refused before it
+// started from work that ran, by counting rather than by timing.
+std::uint64_t derivation_iterations_run() noexcept;
+
 // HMAC over `md`.
 Result<std::vector<std::uint8_t>> hmac(const EVP_MD* md, Bytes key, Bytes data);
 

@@ -2,6 +2,7 @@
 // and shrouded key with the candidate passwords and collects keys and certificates.
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "algorithms.hpp"
@@ -217,10 +218,10 @@ class Walker {
                                   const std::string& what, Validate validate);
   // The shrouded key bags' own password (DecodeOptions::key_password), else decrypt_any().
   Result<SecureBytes> decrypt_key_bag(const PbeAlgorithm& alg, Bytes ciphertext);
+  // Each warning once. A set, not a search of the list: a file of thousands of bags that each
+  // earn a warning must not cost a comparison with every earlier one.
   void warn(std::string message) {
-    if (std::find(info_.warnings.begin(), info_.warnings.end(), message) == info_.warnings.end()) {
-      info_.warnings.push_back(std::move(message));
-    }
+    if (warned_.insert(message).second) info_.warnings.push_back(std::move(message));
   }
 
   const DecodeOptions& options_;
@@ -228,6 +229,7 @@ class Walker {
   std::optional<std::size_t> form_;  // the candidate the MAC (or a decryption) proved
   bool mac_verified_ = false;
   WorkBudget budget_;
+  std::set<std::string> warned_;
   Info info_;
   Contents contents_;
 };
@@ -405,7 +407,7 @@ Result<Bundle> Walker::run(Bytes pfx) {
 
   if (form_) info_.password_used = candidates_[*form_].kind;
   info_.work_spent = budget_.spent();
-  return assemble(std::move(contents_), std::move(info_));
+  return assemble(std::move(contents_), std::move(info_), options_.max_signature_checks);
 }
 
 // Before the first derivation: the MAC, every encrypted safe and every shrouded key that is not

@@ -550,7 +550,9 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
     out.bundle.info.warnings.emplace_back("secret-key entries are listed, never exported");
   }
   Info info = std::move(out.bundle.info);
-  out.bundle = assemble(std::move(contents), std::move(info));
+  auto assembled = assemble(std::move(contents), std::move(info), options.max_signature_checks);
+  if (!assembled) return tl::unexpected(assembled.error());
+  out.bundle = std::move(*assembled);
   return out;
 }
 

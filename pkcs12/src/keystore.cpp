@@ -37,6 +37,7 @@ Result<Keystore> read_pkcs12(const std::vector<std::uint8_t>& der, KeystoreForma
   DecodeOptions decode_options;
   decode_options.password = options.password;
   decode_options.max_iterations = options.max_iterations;
+  decode_options.max_signature_checks = options.max_signature_checks;
   decode_options.key_password = options.key_password;
   auto bundle = decode(der, decode_options);
   if (!bundle) return tl::unexpected(bundle.error());

@@ -75,16 +75,24 @@ TEST_CASE("create: modern defaults round-trip through decode, openssl and keytoo
       const auto& info = decoded.info;
       CHECK(info.mac.algorithm == "SHA-256");
       CHECK(info.mac.iterations == 2048);
+      // Counted, so that a file with no encrypted safe or no shrouded key fails instead of
+      // skipping the checks on their algorithms.
+      std::size_t encrypted_safes = 0;
+      std::size_t shrouded_keys = 0;
       for (const auto& safe : info.safes) {
         if (safe.content_type == "encryptedData") {
+          ++encrypted_safes;
           CHECK(safe.encryption == "PBES2/PBKDF2-HMAC-SHA256/AES-256-CBC");
         }
         for (const auto& bag : safe.bags) {
           if (bag.type == "pkcs8ShroudedKeyBag") {
+            ++shrouded_keys;
             CHECK(bag.encryption == "PBES2/PBKDF2-HMAC-SHA256/AES-256-CBC");
           }
         }
       }
+      CHECK(encrypted_safes >= 1);
+      CHECK(shrouded_keys == 1);
       CHECK_FALSE(info.legacy_provider_used);
 
       const fs::path file = tmp / ("modern-" + leaf.name + ".p12");
@@ -111,18 +119,22 @@ TEST_CASE("create: legacy mode uses 3DES and a SHA-1 MAC", "[pkcs12]") {
   options.friendly_name = "legacy";
   const auto [p12, decoded] = create_and_decode(leaf, certs, options);
   CHECK(decoded.info.mac.algorithm == "SHA-1");
-  bool saw_encrypted_safe = false;
+  std::size_t encrypted_safes = 0;
+  std::size_t shrouded_keys = 0;
   for (const auto& safe : decoded.info.safes) {
     if (safe.content_type == "encryptedData") {
-      saw_encrypted_safe = true;
+      ++encrypted_safes;
       CHECK(safe.encryption == "pbeWithSHA1And3-KeyTripleDES-CBC");
     }
     for (const auto& bag : safe.bags) {
-      if (bag.type == "pkcs8ShroudedKeyBag")
+      if (bag.type == "pkcs8ShroudedKeyBag") {
+        ++shrouded_keys;
         CHECK(bag.encryption == "pbeWithSHA1And3-KeyTripleDES-CBC");
+      }
     }
   }
-  CHECK(saw_encrypted_safe);
+  CHECK(encrypted_safes >= 1);
+  CHECK(shrouded_keys == 1);
   TempDir tmp;
   write_file(tmp / "legacy.p12", p12);
   const auto oracle = openssl_extract(tmp / "legacy.p12", std::string(options.password.view()), {});

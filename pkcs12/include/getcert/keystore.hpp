@@ -43,6 +43,7 @@ struct KeystoreOptions {
   // `password`.
   std::optional<Password> key_password;
   std::uint64_t max_iterations = kDefaultMaxIterations;
+  std::uint64_t max_signature_checks = kDefaultMaxSignatureChecks;  // as in DecodeOptions
   // JKS/JCEKS without a password (and not protected by the empty one): true lists the entries
   // and certificates with a warning that integrity was not checked, and decrypts no key (what
   // `keytool -list` does); false fails with wrong_password.

@@ -46,6 +46,11 @@ using getcert::Secret;
 // treated as a denial-of-service attempt unless the caller raises the budget.
 inline constexpr std::uint64_t kDefaultMaxIterations = 10'000'000;
 
+// Default budget of signature checks for pairing keys with certificates and building their
+// chains (see DecodeOptions::max_signature_checks). A real file needs one per chain link; a
+// file that needs ten thousand is made of look-alike issuers.
+inline constexpr std::uint64_t kDefaultMaxSignatureChecks = 10'000;
+
 // Largest input decode() accepts (limit_exceeded above it). Real files are at most a few MiB,
 // even trust stores with thousands of certificates.
 inline constexpr std::size_t kMaxInputSize = std::size_t{64} * 1024 * 1024;
@@ -70,6 +75,9 @@ struct DecodeOptions {
   // attempt that would overrun the budget fails instead of running. So no input costs more than
   // this many iterations, and a single iteration count above it is refused outright.
   std::uint64_t max_iterations = kDefaultMaxIterations;
+  // Signature checks allowed while chains are assembled (each certificate's issuer is searched
+  // for once, among the certificates with its issuer's name); more is limit_exceeded.
+  std::uint64_t max_signature_checks = kDefaultMaxSignatureChecks;
   // The shrouded key bags' password when it differs from the file's (which still protects the
   // MAC and the certificate safes); nullopt = the file's. A key that does not decrypt with it is
   // wrong_password with a message starting "wrong key password".
@@ -132,10 +140,11 @@ struct Info {
   int version = 0;  // PFX version, always 3 on success
   MacInfo mac;
   PasswordKind password_used = PasswordKind::unused;
-  bool legacy_provider_used = false;  // an RC2/RC4/DES algorithm needed OpenSSL's legacy provider
-  std::uint64_t work_spent = 0;       // key derivation work done, counted as for max_iterations
-  std::vector<SafeInfo> safes;        // AuthenticatedSafe items in file order
-  std::vector<std::string> warnings;  // e.g. "no MAC: integrity unprotected", "CRL bag ignored"
+  bool legacy_provider_used = false;   // an RC2/RC4/DES algorithm needed OpenSSL's legacy provider
+  std::uint64_t work_spent = 0;        // key derivation work done, counted as for max_iterations
+  std::uint64_t signature_checks = 0;  // signature checks of chain assembly (max_signature_checks)
+  std::vector<SafeInfo> safes;         // AuthenticatedSafe items in file order
+  std::vector<std::string> warnings;   // e.g. "no MAC: integrity unprotected", "CRL bag ignored"
 };
 
 // A decrypted private key as PKCS#8 PrivateKeyInfo DER, held in wiped memory. Copies are deep
@@ -204,7 +213,8 @@ struct Bundle {
 //   unsupported      a valid file using an algorithm getcert cannot run (message names the OID),
 //                    or a legacy algorithm when OpenSSL's legacy provider cannot be loaded;
 //   limit_exceeded   key derivation work above DecodeOptions::max_iterations (the message gives
-//                    the computed cost), or an input larger than kMaxInputSize.
+//                    the computed cost), chain assembly needing more signature checks than
+//                    DecodeOptions::max_signature_checks, or an input larger than kMaxInputSize.
 // Error messages never contain the password or key material.
 Result<Bundle> decode(const std::vector<std::uint8_t>& pfx, const DecodeOptions& options = {});
 
