@@ -44,6 +44,7 @@ struct FetchArgs {
   StartTls starttls = StartTls::none;
   std::string starttls_name;
   std::string proxy;
+  std::string resolver;
   std::string tls_min;
   std::string tls_max;
   std::string client_cert;
@@ -211,6 +212,12 @@ class FetchCommand final : public Command {
         "socks5://[user:password@]host:port (SOCKS5, getcert resolves the target) or socks5h://... "
         "(the proxy resolves it); AIA/OCSP/CRL downloads use it too (environment variables are "
         "not used)");
+    cmd->add_option(
+        "--resolver", args_.resolver,
+        "Send the name lookups of the target and the proxy to this DNS server: ADDR[:PORT] "
+        "(192.0.2.53, 192.0.2.53:5353, [2001:db8::53]:53; port 53 by default); /etc/hosts is "
+        "still read first (default: the servers of /etc/resolv.conf; AIA/OCSP/CRL downloads "
+        "always use those)");
     cmd->add_option("--tls-min", args_.tls_min,
                     "Lowest TLS version to accept: 1.0, 1.1, 1.2 or 1.3 (default 1.0)")
         ->check(CLI::IsMember(std::vector<std::string>{"1.0", "1.1", "1.2", "1.3"}));
@@ -365,6 +372,8 @@ class FetchCommand final : public Command {
     }
     o.connect.starttls_name = args_.starttls_name;
     o.connect.proxy = args_.proxy;
+    if (auto ok = check_resolver(args_.resolver); !ok) return tl::unexpected(ok.error());
+    o.connect.resolver = args_.resolver;
     o.connect.tls_min = tls_version_arg(args_.tls_min);
     o.connect.tls_max = tls_version_arg(args_.tls_max);
     return o;

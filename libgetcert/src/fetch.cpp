@@ -15,6 +15,7 @@
 #include "detail/verify.hpp"
 #include "internal/ossl.hpp"
 #include "internal/x509_util.hpp"
+#include "net/resolver.hpp"
 
 namespace getcert {
 namespace {
@@ -337,9 +338,12 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     if (!parsed_proxy) return tl::unexpected(parsed_proxy.error());
     proxy = std::move(*parsed_proxy);
   }
+  auto resolver = detail::parse_dns_server(options.resolver);
+  if (!resolver) return tl::unexpected(resolver.error());
   auto conn =
-      proxy ? detail::dial_via_proxy(*proxy, endpoint, deadline, options.connect_timeout)
-            : detail::dial_tcp(endpoint.host, endpoint.port, deadline, options.connect_timeout);
+      proxy ? detail::dial_via_proxy(*proxy, endpoint, deadline, options.connect_timeout, *resolver)
+            : detail::dial_tcp(endpoint.host, endpoint.port, deadline, options.connect_timeout,
+                               *resolver);
   if (!conn) return tl::unexpected(conn.error());
   if (options.starttls != StartTls::none) {
     detail::StepTimer starttls(Step::starttls, target);
@@ -503,6 +507,12 @@ std::string_view to_string(TlsVersion version) noexcept {
       return "1.3";
   }
   return "?";
+}
+
+Result<void> check_resolver(std::string_view resolver) {
+  auto server = detail::parse_dns_server(resolver);
+  if (!server) return tl::unexpected(server.error());
+  return {};
 }
 
 Result<Handshake> connect(const Endpoint& endpoint, const ConnectOptions& options) {
