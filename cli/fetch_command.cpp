@@ -15,6 +15,7 @@
 #include "input_file.hpp"
 #include "p12_input.hpp"
 #include "render.hpp"
+#include "render_csv.hpp"
 #include "render_format.hpp"
 #include "report.hpp"
 #include "safe_file.hpp"
@@ -185,9 +186,13 @@ class FetchCommand final : public Command {
                     "HOST, HOST:PORT, [IPv6]:PORT, bare IP, or https://HOST[:PORT]/path "
                     "(port defaults to 443)");
     add_fleet_options(cmd, args_.fleet);
-    add_output_option(cmd, args_.format,
-                      {Format::pem, Format::der, Format::json, Format::text, Format::prometheus},
-                      "Output format: pem (default), der, json, text, prometheus");
+    add_output_option(
+        cmd, args_.format,
+        {Format::pem, Format::der, Format::json, Format::text, Format::prometheus, Format::csv},
+        "Output format: pem (default), der, json, text, prometheus, csv (a header "
+        "row, then one row per target: input, host, port, address, ok, verdict, "
+        "problems, tls_version, cipher, subject_cn, issuer_cn, not_before, "
+        "not_after, days_left, sha256, error)");
     with_choices(
         cmd->add_option("--select", args_.select,
                         "Which certificates: presented (default, as sent), leaf, intermediates, "
@@ -319,7 +324,10 @@ class FetchCommand final : public Command {
         return report_error(term, global, ok.error());
       }
     }
-    if (is_fleet_run(args_.fleet, endpoints.size()) || args_.format == Format::prometheus) {
+    // Prometheus and CSV are whole documents (families, a header row), so even one target goes
+    // through the fleet run that writes them.
+    if (is_fleet_run(args_.fleet, endpoints.size()) || args_.format == Format::prometheus ||
+        args_.format == Format::csv) {
       FleetRun fleet{
           args_.targets, args_.fleet, *options, default_port(args_.starttls),
           args_.format == Format::prometheus                            ? FleetOutput::prometheus
@@ -329,7 +337,7 @@ class FetchCommand final : public Command {
             return render_one(out, global, r.input, r.endpoint, r.result, *options, true);
           },
           // --out-dir files are checked for existence, then written: one target at a time.
-          args_.out_dir.empty()};
+          args_.out_dir.empty(), args_.format == Format::csv ? csv_header() : std::string()};
       return run_fleet(term, global, fleet);
     }
 
@@ -451,13 +459,14 @@ class FetchCommand final : public Command {
   int render_one(Terminal& term, const GlobalOptions& global, const std::string& input,
                  const Endpoint& endpoint, const Result<FetchResult>& result,
                  const FetchOptions& options, bool several) {
+    const std::int64_t now = options.verify.at_time.value_or(std::time(nullptr));
+    if (args_.format == Format::csv) term.out << csv_row(input, endpoint, result, now);
     if (!result) {
       const int rc = exit_code_for(result.error().code);
       if (args_.format == Format::json)
         term.out << json_text(error_json(input, result.error(), rc), false) << "\n";
       return report_error(term, global, result.error());
     }
-    const std::int64_t now = options.verify.at_time.value_or(std::time(nullptr));
     const bool verified = result->verification.ok;
     // The chain a server should send is known when only the server's chain was at fault
     // (completed via AIA or from the store): that is when its admin needs it most.
@@ -472,7 +481,7 @@ class FetchCommand final : public Command {
     print_verdict_messages(term, where, result->verification, args_.insecure);
     if (!verified && !fix_known) {
       if (!args_.insecure && args_.format != Format::json && args_.format != Format::text &&
-          args_.format != Format::prometheus) {
+          args_.format != Format::prometheus && args_.format != Format::csv) {
         term.err << "getcert: hint: nothing was written; use --insecure to get the chain "
                     "anyway, or --ca-file if the server uses a private CA\n";
       }

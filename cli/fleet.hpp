@@ -89,6 +89,8 @@ struct FleetRun {
   std::function<int(Terminal& term, const ManyResult& result)> render;
   // True when render may run for several results at once (it writes only into `term`).
   bool render_is_reentrant = false;
+  // Written to stdout once, before the first result (CSV's header row); may be empty.
+  std::string header;
 };
 
 // Runs every target; returns the exit code of the first failing target in input order (0 when
