@@ -18,6 +18,7 @@
 #include "input_file.hpp"
 #include "p12_input.hpp"
 #include "render.hpp"
+#include "render_csv.hpp"
 #include "render_format.hpp"
 #include "report.hpp"
 #include "safe_file.hpp"
@@ -47,6 +48,7 @@ struct FetchArgs {
   StartTls starttls = StartTls::none;
   std::string starttls_name;
   std::string proxy;
+  std::string resolver;
   std::string tls_min;
   std::string tls_max;
   std::string client_cert;
@@ -190,9 +192,13 @@ class FetchCommand final : public Command {
                     "HOST, HOST:PORT, [IPv6]:PORT, bare IP, or https://HOST[:PORT]/path "
                     "(port defaults to 443)");
     add_fleet_options(cmd, args_.fleet);
-    add_output_option(cmd, args_.format,
-                      {Format::pem, Format::der, Format::json, Format::text, Format::prometheus},
-                      "Output format: pem (default), der, json, text, prometheus");
+    add_output_option(
+        cmd, args_.format,
+        {Format::pem, Format::der, Format::json, Format::text, Format::prometheus, Format::csv},
+        "Output format: pem (default), der, json, text, prometheus, csv (a header "
+        "row, then one row per target: input, host, port, address, ok, verdict, "
+        "problems, tls_version, cipher, subject_cn, issuer_cn, not_before, "
+        "not_after, days_left, sha256, error)");
     with_choices(
         cmd->add_option("--select", args_.select,
                         "Which certificates: presented (default, as sent), leaf, intermediates, "
@@ -217,6 +223,12 @@ class FetchCommand final : public Command {
         "socks5://[user:password@]host:port (SOCKS5, getcert resolves the target) or socks5h://... "
         "(the proxy resolves it); AIA/OCSP/CRL downloads use it too (environment variables are "
         "not used)");
+    cmd->add_option(
+        "--resolver", args_.resolver,
+        "Send the name lookups of the target and the proxy to this DNS server: ADDR[:PORT] "
+        "(192.0.2.53, 192.0.2.53:5353, [2001:db8::53]:53; port 53 by default); /etc/hosts is "
+        "still read first (default: the servers of /etc/resolv.conf; AIA/OCSP/CRL downloads "
+        "always use those)");
     cmd->add_option("--tls-min", args_.tls_min,
                     "Lowest TLS version to accept: 1.0, 1.1, 1.2 or 1.3 (default 1.0)")
         ->check(CLI::IsMember(std::vector<std::string>{"1.0", "1.1", "1.2", "1.3"}));
@@ -306,7 +318,9 @@ class FetchCommand final : public Command {
         }
       }
     }
-    if (several || args_.format == Format::prometheus) {
+    // Prometheus and CSV are whole documents (families, a header row), so even one target goes
+    // through the fleet run that writes them.
+    if (several || args_.format == Format::prometheus || args_.format == Format::csv) {
       FleetRun fleet{
           args_.targets,
           args_.fleet,
@@ -320,7 +334,8 @@ class FetchCommand final : public Command {
           },
           // --out-dir files are checked for existence, then written: one target at a time.
           args_.out_dir.empty(),
-          {}};
+          {},
+          args_.format == Format::csv ? csv_header() : std::string()};
       if (!args_.out_dir.empty()) {
         // Targets from lists claim their folder in input order, as they are taken: of two that
         // need one folder, the later always fails (exit 2), whichever finishes first.
@@ -372,6 +387,8 @@ class FetchCommand final : public Command {
     }
     o.connect.starttls_name = args_.starttls_name;
     o.connect.proxy = args_.proxy;
+    if (auto ok = check_resolver(args_.resolver); !ok) return tl::unexpected(ok.error());
+    o.connect.resolver = args_.resolver;
     o.connect.tls_min = tls_version_arg(args_.tls_min);
     o.connect.tls_max = tls_version_arg(args_.tls_max);
     return o;
@@ -450,13 +467,14 @@ class FetchCommand final : public Command {
                  const Endpoint& endpoint, const Result<FetchResult>& result,
                  const FetchOptions& options, bool several,
                  std::optional<std::uint64_t> index = std::nullopt) {
+    const std::int64_t now = options.verify.at_time.value_or(std::time(nullptr));
+    if (args_.format == Format::csv) term.out << csv_row(input, endpoint, result, now);
     if (!result) {
       const int rc = exit_code_for(result.error().code);
       if (args_.format == Format::json)
         term.out << json_text(error_json(input, result.error(), rc), false) << "\n";
       return report_error(term, global, result.error());
     }
-    const std::int64_t now = options.verify.at_time.value_or(std::time(nullptr));
     const bool verified = result->verification.ok;
     // The chain a server should send is known when only the server's chain was at fault
     // (completed via AIA or from the store): that is when its admin needs it most.
@@ -471,7 +489,7 @@ class FetchCommand final : public Command {
     print_verdict_messages(term, where, result->verification, args_.insecure);
     if (!verified && !fix_known) {
       if (!args_.insecure && args_.format != Format::json && args_.format != Format::text &&
-          args_.format != Format::prometheus) {
+          args_.format != Format::prometheus && args_.format != Format::csv) {
         term.err << "getcert: hint: nothing was written; use --insecure to get the chain "
                     "anyway, or --ca-file if the server uses a private CA\n";
       }

@@ -639,6 +639,11 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
     ++taken;
     return target;
   };
+  if (!run.header.empty()) {
+    const std::lock_guard<std::mutex> lock(screen);
+    term.out << run.header;
+    term.out.flush();
+  }
   fetch_many(next_target, on_result, options);
   ticker.reset();
   progress.clear();

@@ -102,6 +102,8 @@ struct FleetRun {
   // Called with each target as it is taken, in input order (index as in ManyResult::index),
   // before it is fetched; optional.
   std::function<void(std::uint64_t index, const std::string& target)> on_next;
+  // Written to stdout once, before the first result (CSV's header row); may be empty.
+  std::string header;
 };
 
 // Runs every target; returns the exit code of the first failing target in input order (0 when

@@ -18,6 +18,8 @@ const char* to_string(OutputFormat format) noexcept {
       return "text";
     case OutputFormat::prometheus:
       return "prometheus";
+    case OutputFormat::csv:
+      return "csv";
   }
   return "pem";
 }

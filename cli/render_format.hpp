@@ -10,7 +10,7 @@
 
 namespace getcert::cli {
 
-enum class OutputFormat { pem, der, json, text, prometheus };
+enum class OutputFormat { pem, der, json, text, prometheus, csv };
 
 // The name -o takes for `format` ("pem", "der", ...).
 const char* to_string(OutputFormat format) noexcept;

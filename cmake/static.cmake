@@ -1,8 +1,8 @@
 # GETCERT_STATIC (cmake --preset static): one getcert executable whose only dynamic dependencies
 # are glibc's, for CI images and systems without our packages. OpenSSL comes from libssl.a and
-# libcrypto.a (OPENSSL_USE_STATIC_LIBS, set before find_package), libidn2 and libunistring from
-# their archives, libstdc++ and libgcc via the compiler's -static-* flags. glibc itself stays
-# dynamic: a static glibc cannot use NSS for getaddrinfo(), which the resolver needs.
+# libcrypto.a (OPENSSL_USE_STATIC_LIBS, set before find_package), libidn2, libunistring and
+# c-ares from their archives, libstdc++ and libgcc via the compiler's -static-* flags. glibc itself
+# stays dynamic: the system's glibc is the one that matches its kernel and NSS set-up.
 
 # libidn2's pkg-config target lists the shared library; the archive needs libunistring.a too
 # (pkg-config's Libs.private). Same target name, so libgetcert links it unchanged.
@@ -14,6 +14,14 @@ add_library(PkgConfig::IDN2 INTERFACE IMPORTED)
 set_target_properties(PkgConfig::IDN2 PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES "${GETCERT_IDN2_INCLUDE_DIR}"
   INTERFACE_LINK_LIBRARIES "${GETCERT_IDN2_ARCHIVE};${GETCERT_UNISTRING_ARCHIVE}")
+
+# c-ares (Debian ships libcares.a in libc-ares-dev); the archive needs nothing more than libc.
+find_path(GETCERT_CARES_INCLUDE_DIR ares.h REQUIRED)
+find_library(GETCERT_CARES_ARCHIVE NAMES libcares.a REQUIRED DOC "libcares.a (Debian: libc-ares-dev)")
+add_library(PkgConfig::CARES INTERFACE IMPORTED)
+set_target_properties(PkgConfig::CARES PROPERTIES
+  INTERFACE_INCLUDE_DIRECTORIES "${GETCERT_CARES_INCLUDE_DIR}"
+  INTERFACE_LINK_LIBRARIES "${GETCERT_CARES_ARCHIVE}")
 
 # --as-needed: libdl and libpthread are part of libc since glibc 2.34; their stubs (which static
 # OpenSSL's link line still names) are then not recorded as dependencies.

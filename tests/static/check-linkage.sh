@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fails unless GETCERT's only dynamic dependencies are glibc's: libc, libm and the dynamic
 # loader (libpthread and libdl are part of libc since glibc 2.34). Checks both what the ELF file
-# asks for (DT_NEEDED) and what the loader resolves (ldd), and that OpenSSL, libidn2 and
+# asks for (DT_NEEDED) and what the loader resolves (ldd), and that OpenSSL, libidn2, c-ares and
 # libstdc++ are inside.
 set -euo pipefail
 bin="$1"
@@ -26,7 +26,7 @@ fi
 # The libraries that must be linked in, each by a function it defines (the build tree's binary
 # keeps its symbol table; tools/release strips the copy it ships).
 symbols=$(nm "$bin" 2>/dev/null || true)
-for sym in OPENSSL_init_crypto SSL_CTX_new idn2_lookup_u8; do
+for sym in OPENSSL_init_crypto SSL_CTX_new idn2_lookup_u8 ares_getaddrinfo; do
   if ! grep -q " T $sym\$" <<<"$symbols"; then
     echo "FAIL: $sym is not defined inside $bin" >&2
     exit 1
@@ -37,4 +37,4 @@ if grep -q 'GLIBCXX\|CXXABI' <<<"$(nm -D "$bin" 2>/dev/null || true)"; then
   exit 1
 fi
 "$bin" --version
-echo "OK: only glibc is dynamic; OpenSSL, libidn2 and libstdc++ are linked in"
+echo "OK: only glibc is dynamic; OpenSSL, libidn2, c-ares and libstdc++ are linked in"

@@ -1,12 +1,13 @@
 #pragma once
 
 // RAII ownership for every handle and buffer getcert's code receives from a C library
-// (OpenSSL, libidn2, the resolver, the kernel), BoringSSL-style: one deleter line per type.
-// This header is the only place a *_free call may appear.
+// (OpenSSL, libidn2, c-ares, the system resolver, the kernel), BoringSSL-style: one deleter line
+// per type. This header is the only place a *_free call may appear.
 //
 // `get0` results are borrowed and never wrapped; `get1`/`new` results are wrapped in the same
 // statement; `set0`/`add0` take ownership, so call release() only after success.
 
+#include <ares.h>
 #include <idn2.h>
 #include <netdb.h>
 #include <openssl/bio.h>
@@ -47,6 +48,7 @@ inline void unload_provider(OSSL_PROVIDER* p) { static_cast<void>(OSSL_PROVIDER_
 inline void free_openssl_chars(char* p) { OPENSSL_free(p); }
 inline void free_openssl_bytes(unsigned char* p) { OPENSSL_free(p); }
 inline void free_idn2_chars(char* p) { idn2_free(p); }
+inline void free_ares_servers(ares_addr_port_node* p) { ares_free_data(p); }
 
 GETCERT_OWNER(SslCtxPtr, SSL_CTX, SSL_CTX_free);
 GETCERT_OWNER(SslPtr, SSL, SSL_free);
@@ -95,6 +97,11 @@ GETCERT_OWNER(OpensslBytes, unsigned char, free_openssl_bytes);
 // Strings libidn2 allocates (idn2_to_ascii_8z).
 GETCERT_OWNER(Idn2String, char, free_idn2_chars);
 GETCERT_OWNER(AddrinfoPtr, addrinfo, freeaddrinfo);
+// c-ares: a channel (ares_destroy closes its sockets and ends its queries) and its answers.
+GETCERT_OWNER(AresChannelPtr, ares_channeldata, ares_destroy);
+GETCERT_OWNER(AresAddrinfoPtr, ares_addrinfo, ares_freeaddrinfo);
+// The server list ares_get_servers_ports() hands out.
+GETCERT_OWNER(AresServersPtr, ares_addr_port_node, free_ares_servers);
 
 #undef GETCERT_OWNER
 

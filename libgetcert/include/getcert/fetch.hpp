@@ -75,6 +75,13 @@ struct ConnectOptions {
   // address through the proxy) or "socks5h://..." (the proxy resolves it); SOCKS ports default
   // to 1080. Empty: connect directly. Environment variables such as https_proxy are not read.
   std::string proxy;
+  // Send the name lookups of the connection (the target's, the proxy's) to this DNS server:
+  // "ADDR[:PORT]", an IPv4 address or an IPv6 one ("[2001:db8::53]:5353", or bare without a
+  // port), port 53 by default. Empty: the system's configuration (/etc/resolv.conf). Either
+  // way /etc/hosts is read first, and every lookup ends by the timeout, holding no thread and
+  // no socket past it. The AIA/OCSP/CRL downloads of verification use the system's servers.
+  // A value that is not an address is invalid_argument (see check_resolver()).
+  std::string resolver;
   // Limits on the negotiated version; unset: anything from TLS 1.0 to TLS 1.3. A server that
   // cannot meet them fails the handshake (tls_handshake_failed naming the versions).
   std::optional<TlsVersion> tls_min;
@@ -140,6 +147,10 @@ struct FetchResult {
   // (also in verification.timings), then verify itself.
   std::vector<StepTiming> timings;
 };
+
+// Checks a ConnectOptions::resolver value without connecting anywhere, so a caller can refuse
+// a bad one before starting work: invalid_argument with a one-line message naming it.
+Result<void> check_resolver(std::string_view resolver);
 
 // Connects and handshakes, capturing the chain without judging it (the handshake accepts any
 // certificate). Errors: invalid_argument (bad SNI, ALPN or proxy URL, tls_min above tls_max,

@@ -59,8 +59,9 @@ struct ManyResult {
 struct FetchManyOptions {
   FetchOptions fetch;  // applied to every target; timeout is per target
   // Targets in flight at once (worker threads). 0 is treated as 1. Each in-flight target
-  // holds one socket (two during an AIA or revocation download) and, for a DNS name, one
-  // short-lived resolver thread: keep concurrency well under the process's RLIMIT_NOFILE.
+  // holds one socket (two during an AIA or revocation download, a few more while a DNS name
+  // is looked up on the worker itself): keep concurrency well under the process's
+  // RLIMIT_NOFILE. Nothing of a target outlives its deadline.
   std::size_t concurrency = 50;
   std::uint16_t default_port = 443;  // for targets that name none
   CancelToken cancel;

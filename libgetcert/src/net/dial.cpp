@@ -1,21 +1,16 @@
 #include "net/dial.hpp"
 
-#include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
-#include <memory>
-#include <mutex>
-#include <thread>
 
 #include "getcert/endpoint.hpp"
 #include "net/timings.hpp"
+#include "net/resolver.hpp"
 
 namespace getcert::detail {
 
@@ -85,77 +80,24 @@ std::string duration_text(std::chrono::milliseconds ms) {
 
 namespace {
 
-// getaddrinfo() cannot be cancelled or given a deadline, so it runs on a detached thread that
-// shares this state; on timeout the caller leaves and the thread cleans up when DNS returns.
-struct Lookup {
-  std::mutex mutex;
-  std::condition_variable done_cv;
-  bool done = false;
-  int rc = 0;
-  internal::AddrinfoPtr result;
-};
-
-Result<internal::AddrinfoPtr> resolve(const std::string& host, std::uint16_t port,
-                                      Clock::time_point deadline,
-                                      std::chrono::milliseconds budget) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  const std::string service = std::to_string(port);
-
-  if (is_ip_literal(host)) {
-    hints.ai_flags = AI_NUMERICHOST;
-    addrinfo* res = nullptr;
-    if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &res); rc != 0) {
-      return fail(Errc::invalid_argument, "bad address '" + host + "': " + gai_strerror(rc));
-    }
-    return internal::AddrinfoPtr(res);
-  }
-
+// The lookup, timed as a step; IP literals are parsed, not looked up, so they are not a step.
+Result<std::vector<ResolvedAddress>> resolve(const std::string& host, std::uint16_t port,
+                                             Clock::time_point deadline,
+                                             const std::optional<DnsServer>& resolver) {
+  if (is_ip_literal(host)) return resolve_host(host, port, resolver, deadline);
   StepTimer timer(Step::resolve, host);
-  auto lookup = std::make_shared<Lookup>();
-  std::thread([lookup, host, service, hints] {
-    addrinfo* res = nullptr;
-    const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &res);
-    const std::lock_guard<std::mutex> lock(lookup->mutex);
-    lookup->rc = rc;
-    lookup->result.reset(res);
-    lookup->done = true;
-    lookup->done_cv.notify_all();
-  }).detach();
-
-  std::unique_lock<std::mutex> lock(lookup->mutex);
-  if (!lookup->done_cv.wait_until(lock, deadline, [&] { return lookup->done; })) {
-    return fail(Errc::timeout, "resolving '" + host + "' timed out after " + duration_text(budget));
-  }
-  if (lookup->rc != 0) {
-    const bool unknown = lookup->rc == EAI_NONAME || lookup->rc == EAI_NODATA;
-    return fail(Errc::resolve_failed,
-                "cannot resolve '" + host +
-                    "': " + (unknown ? std::string("no such host") : gai_strerror(lookup->rc)) +
-                    " (check the name, or your DNS)");
-  }
-  std::size_t count = 0;
-  for (const addrinfo* ai = lookup->result.get(); ai != nullptr; ai = ai->ai_next) ++count;
+  auto addresses = resolve_host(host, port, resolver, deadline);
+  if (!addresses) return addresses;
+  const std::size_t count = addresses->size();
   timer.finish(true, std::to_string(count) + (count == 1 ? " address" : " addresses"));
-  return std::move(lookup->result);
-}
-
-std::string numeric_address(const addrinfo* ai) {
-  std::array<char, NI_MAXHOST> buf{};
-  if (getnameinfo(ai->ai_addr, ai->ai_addrlen, buf.data(), buf.size(), nullptr, 0,
-                  NI_NUMERICHOST) != 0) {
-    return "?";
-  }
-  return buf.data();
+  return addresses;
 }
 
 // One attempt; returns 0 on success, else an errno value (ETIMEDOUT when the wait ran out).
-int connect_one(const addrinfo* ai, Clock::time_point until, internal::UniqueFd& out) {
-  internal::UniqueFd fd(
-      ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol));
+int connect_one(const ResolvedAddress& to, Clock::time_point until, internal::UniqueFd& out) {
+  internal::UniqueFd fd(::socket(to.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) return errno;
-  if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to.storage), to.length) != 0) {
     if (errno != EINPROGRESS) return errno;
     const int rc = poll_until(fd.get(), POLLOUT, until);
     if (rc == 0) return ETIMEDOUT;
@@ -172,35 +114,33 @@ int connect_one(const addrinfo* ai, Clock::time_point until, internal::UniqueFd&
 }  // namespace
 
 Result<std::vector<std::string>> resolve_numeric(const std::string& host, std::uint16_t port,
-                                                 Clock::time_point deadline) {
-  const auto budget =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  auto addresses = resolve(host, port, deadline, budget);
+                                                 Clock::time_point deadline,
+                                                 const std::optional<DnsServer>& resolver) {
+  auto addresses = resolve(host, port, deadline, resolver);
   if (!addresses) return tl::unexpected(addresses.error());
   std::vector<std::string> out;
-  for (const addrinfo* ai = addresses->get(); ai != nullptr; ai = ai->ai_next) {
-    out.push_back(numeric_address(ai));
-  }
+  for (const auto& address : *addresses) out.push_back(numeric_text(address));
   return out;
 }
 
 Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::time_point deadline,
-                            std::chrono::milliseconds connect_timeout) {
+                            std::chrono::milliseconds connect_timeout,
+                            const std::optional<DnsServer>& resolver) {
   const auto budget =
       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  auto addresses = resolve(host, port, deadline, budget);
+  auto addresses = resolve(host, port, deadline, resolver);
   if (!addresses) return tl::unexpected(addresses.error());
 
   const std::string target = Endpoint{host, port, is_ip_literal(host)}.to_string();
   std::string tried;
   bool any_timeout = false;
-  for (const addrinfo* ai = addresses->get(); ai != nullptr; ai = ai->ai_next) {
+  for (const auto& to : *addresses) {
     if (Clock::now() >= deadline) break;
     const auto until = std::min(deadline, Clock::now() + connect_timeout);
-    const std::string address = numeric_address(ai);
+    const std::string address = numeric_text(to);
     StepTimer timer(Step::connect, address + " port " + std::to_string(port));
     internal::UniqueFd fd;
-    const int err = connect_one(ai, until, fd);
+    const int err = connect_one(to, until, fd);
     timer.finish(err == 0, err == 0 ? std::string() : std::string(std::strerror(err)));
     if (err == 0) return Connection{std::move(fd), address};
     any_timeout = any_timeout || err == ETIMEDOUT;

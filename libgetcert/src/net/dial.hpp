@@ -1,15 +1,17 @@
 #pragma once
 
-// TCP dialing with deadlines: resolve every address, try each in turn.
+// TCP dialing with deadlines: resolve every address (net/resolver.hpp), try each in turn.
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "getcert/error.hpp"
 #include "internal/owners.hpp"
+#include "net/resolver.hpp"
 
 namespace getcert::detail {
 
@@ -86,14 +88,17 @@ Clock::time_point share_of(Clock::time_point deadline, std::size_t parts);
 // "2 s", "1500 ms": a budget as messages show it.
 std::string duration_text(std::chrono::milliseconds ms);
 
-// The numeric addresses host resolves to (itself for an IP literal), in the resolver's order.
+// The numeric addresses host resolves to (itself for an IP literal), in the resolver's order,
+// asking `resolver` when given (else the system's configuration; see resolve_host()).
 // Errors: resolve_failed, timeout, invalid_argument.
 Result<std::vector<std::string>> resolve_numeric(const std::string& host, std::uint16_t port,
-                                                 Clock::time_point deadline);
+                                                 Clock::time_point deadline,
+                                                 const std::optional<DnsServer>& resolver = {});
 
 // Resolves host (skipping DNS for IP literals) and connects to each address in turn, v6 and v4
 // as the resolver orders them, each attempt bounded by connect_timeout and the deadline.
 Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::time_point deadline,
-                            std::chrono::milliseconds connect_timeout);
+                            std::chrono::milliseconds connect_timeout,
+                            const std::optional<DnsServer>& resolver = {});
 
 }  // namespace getcert::detail

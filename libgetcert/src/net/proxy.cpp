@@ -56,8 +56,9 @@ Result<ProxyUrl> parse_proxy_url(const std::string& url) {
 namespace {
 
 Result<Connection> dial_proxy(const ProxyUrl& proxy, Clock::time_point deadline,
-                              std::chrono::milliseconds connect_timeout) {
-  auto conn = dial_tcp(proxy.host, proxy.port, deadline, connect_timeout);
+                              std::chrono::milliseconds connect_timeout,
+                              const std::optional<DnsServer>& resolver) {
+  auto conn = dial_tcp(proxy.host, proxy.port, deadline, connect_timeout, resolver);
   if (!conn) {
     Error e = conn.error();
     e.message = "proxy " + proxy.display + ": " + e.message;
@@ -68,19 +69,20 @@ Result<Connection> dial_proxy(const ProxyUrl& proxy, Clock::time_point deadline,
 
 Result<Connection> dial_via_socks5(const ProxyUrl& proxy, const Endpoint& target,
                                    Clock::time_point deadline,
-                                   std::chrono::milliseconds connect_timeout) {
+                                   std::chrono::milliseconds connect_timeout,
+                                   const std::optional<DnsServer>& resolver) {
   // socks5h hands the name to the proxy; socks5 resolves here and offers each address in turn,
   // as a direct connection would.
   std::vector<std::string> hosts{target.host};
   if (proxy.kind == ProxyKind::socks5 && !target.is_ip) {
-    auto addresses = resolve_numeric(target.host, target.port, deadline);
+    auto addresses = resolve_numeric(target.host, target.port, deadline, resolver);
     if (!addresses) return tl::unexpected(addresses.error());
     hosts = std::move(*addresses);
   }
   std::string tried;
   for (const auto& host : hosts) {
     if (Clock::now() >= deadline) break;
-    auto conn = dial_proxy(proxy, deadline, connect_timeout);
+    auto conn = dial_proxy(proxy, deadline, connect_timeout, resolver);
     if (!conn) return tl::unexpected(conn.error());
     StepTimer exchange(Step::proxy, "SOCKS5 " + proxy.display + " to " + host + " port " +
                                         std::to_string(target.port));
@@ -112,11 +114,12 @@ Result<Connection> dial_via_socks5(const ProxyUrl& proxy, const Endpoint& target
 
 Result<Connection> dial_via_proxy(const ProxyUrl& proxy, const Endpoint& target,
                                   Clock::time_point deadline,
-                                  std::chrono::milliseconds connect_timeout) {
+                                  std::chrono::milliseconds connect_timeout,
+                                  const std::optional<DnsServer>& resolver) {
   if (proxy.kind != ProxyKind::http) {
-    return dial_via_socks5(proxy, target, deadline, connect_timeout);
+    return dial_via_socks5(proxy, target, deadline, connect_timeout, resolver);
   }
-  auto conn = dial_proxy(proxy, deadline, connect_timeout);
+  auto conn = dial_proxy(proxy, deadline, connect_timeout, resolver);
   if (!conn) return tl::unexpected(conn.error());
   StepTimer exchange(Step::proxy, "CONNECT " + target.to_string() + " via " + proxy.display);
   LineChannel ch(conn->fd.get(), deadline, "proxy " + proxy.display, "the CONNECT request",

@@ -12,6 +12,7 @@
 #include "internal/x509_util.hpp"
 #include "net/dial.hpp"
 #include "net/proxy.hpp"
+#include "net/resolver.hpp"
 #include "net/timings.hpp"
 #include "starttls/starttls.hpp"
 #include "verify/trust_store.hpp"
@@ -342,9 +343,12 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     if (!parsed_proxy) return tl::unexpected(parsed_proxy.error());
     proxy = std::move(*parsed_proxy);
   }
+  auto resolver = detail::parse_dns_server(options.resolver);
+  if (!resolver) return tl::unexpected(resolver.error());
   auto conn =
-      proxy ? detail::dial_via_proxy(*proxy, endpoint, deadline, options.connect_timeout)
-            : detail::dial_tcp(endpoint.host, endpoint.port, deadline, options.connect_timeout);
+      proxy ? detail::dial_via_proxy(*proxy, endpoint, deadline, options.connect_timeout, *resolver)
+            : detail::dial_tcp(endpoint.host, endpoint.port, deadline, options.connect_timeout,
+                               *resolver);
   if (!conn) return tl::unexpected(conn.error());
   if (options.starttls != StartTls::none) {
     detail::StepTimer starttls(Step::starttls, target);
@@ -508,6 +512,12 @@ std::string_view to_string(TlsVersion version) noexcept {
       return "1.3";
   }
   return "?";
+}
+
+Result<void> check_resolver(std::string_view resolver) {
+  auto server = detail::parse_dns_server(resolver);
+  if (!server) return tl::unexpected(server.error());
+  return {};
 }
 
 Result<Handshake> connect(const Endpoint& endpoint, const ConnectOptions& options) {
