@@ -12,9 +12,9 @@
 #include <cstring>
 #include <mutex>
 
-#include "detail/dial.hpp"
 #include "getcert/endpoint.hpp"
 #include "internal/owners.hpp"
+#include "net/dial.hpp"
 
 namespace getcert::detail {
 
