@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """README's runnable recipes run, and print what README shows.
 
-A recipe is runnable when its ```sh block is preceded by `<!-- runnable -->` (options inside the
-comment: `exit=N` when the block ends with that status, `jks` when it needs keystore.jks). Each
-runs in bash on the stage tools/demo uses (tools/sandbox.bash: a temporary folder holding
-ca.pem, fullchain.pem, bundle.p12, endpoints.txt and, with `jks`, keystore.jks, and a real
-`openssl s_server` on a free loopback port), with the built getcert first on PATH. README writes
+A recipe is runnable when its ```sh block is preceded by `<!-- runnable -->`, and every ```sh
+block under "## Recipes" must be. Options inside the comment: `exit=N` when the block ends with
+that status, `jks` when it needs keystore.jks. Each runs in bash on the stage tools/demo uses
+(tools/sandbox.bash: a temporary folder holding ca.pem, fullchain.pem, key.pem, bundle.p12,
+endpoints.txt and, with `jks`, keystore.jks, and a real `openssl s_server` on a free loopback
+port), with the built getcert first on PATH. README writes
 that server as `localhost:8443`; the block runs against its real port.
 
 The ```text block right after a recipe is its output (stdout and stderr as a terminal shows
@@ -46,6 +47,17 @@ def shape(line):
     for pattern, placeholder in SHAPES:
         line = pattern.sub(placeholder, line)
     return line.strip()
+
+
+def unmarked(text):
+    """Line numbers of ```sh blocks under "## Recipes" that are not marked runnable: README says
+    every shell block there runs."""
+    lines = text.split("\n")
+    start = next((i + 1 for i, l in enumerate(lines) if l.strip() == "## Recipes"), None)
+    if start is None:
+        return []
+    return [line for info, _, line, prev in doclib.blocks(text)
+            if line > start and info.split()[:1] == ["sh"] and not MARKER.match(prev)]
 
 
 def recipes(text):
@@ -90,13 +102,16 @@ def main():
     parser.add_argument("--print", action="store_true")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
-    found = recipes(doclib.read(args.root, "README.md"))
+    readme = doclib.read(args.root, "README.md")
+    found = recipes(readme)
+    problems = ["README.md:%d: a ```sh recipe without <!-- runnable --> (mark it, or use another "
+                "language tag for a block that cannot run here)" % line for line in unmarked(readme)]
     if not found:
         doclib.fail(["README.md has no <!-- runnable --> recipe"], "nothing to run")
     if shutil.which("openssl") is None:
         print("%s: openssl is not installed" % doclib.SKIP_MARKER)
         return
-    problems, ran, skipped = [], 0, []
+    ran, skipped = 0, []
     bindir = tempfile.mkdtemp(prefix="getcert-recipes-")
     try:
         os.symlink(os.path.join(build, "cli", "getcert"), os.path.join(bindir, "getcert"))
