@@ -152,13 +152,17 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
     table.emplace_back(sub, c.get());
   }
 
-  // Build-time generation of the man page and completion from these very definitions.
+  // Build-time generation of the man page, completion and docs/cli.md from these very definitions.
   if (raw_args.size() == 2 && raw_args[1] == "--generate-man") {
     term.out << man_page(app, version_text());
     return kExitOk;
   }
   if (raw_args.size() == 2 && raw_args[1] == "--generate-bash-completion") {
     term.out << bash_completion(app);
+    return kExitOk;
+  }
+  if (raw_args.size() == 2 && raw_args[1] == "--generate-markdown") {
+    term.out << markdown_reference(app);
     return kExitOk;
   }
 

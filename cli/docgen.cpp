@@ -68,7 +68,72 @@ void collect_words(const CLI::App& app, const std::string& path, std::ostringstr
   }
 }
 
+// Markdown inline text: characters that would start emphasis, code, HTML or a link are escaped,
+// so a description renders as the same words --help prints.
+std::string markdown_text(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '*' || c == '_' || c == '`' || c == '[' || c == ']' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// "--ca-file FILE" as --help spells it: names, then the value's type for options taking one.
+std::string option_usage(const CLI::Option* opt) {
+  if (opt->get_positional()) return opt->get_name(true);
+  std::string usage = option_names(opt);
+  if (opt->get_items_expected_min() > 0 && !opt->get_type_name().empty()) {
+    usage += " " + opt->get_type_name();
+  }
+  return usage;
+}
+
+void markdown_section(std::ostringstream& o, const CLI::App& app, const std::string& path) {
+  o << "\n## " << path << "\n\n" << markdown_text(app.get_description()) << "\n";
+  bool first = true;
+  for (const CLI::Option* opt : app.get_options()) {
+    if (!documented(opt)) continue;
+    if (first) o << "\n";
+    first = false;
+    o << "- `" << option_usage(opt) << "`";
+    if (!opt->get_description().empty()) o << ": " << markdown_text(opt->get_description());
+    if (!opt->get_default_str().empty()) {
+      o << " (default: `" << opt->get_default_str() << "`)";
+    }
+    o << "\n";
+  }
+  if (!app.get_footer().empty()) o << "\n```text\n" << app.get_footer() << "\n```\n";
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    markdown_section(o, *sub, path + " " + sub->get_name());
+  }
+}
+
 }  // namespace
+
+std::string markdown_reference(const CLI::App& app) {
+  std::ostringstream o;
+  o << "# Command-line reference\n\n"
+    << "<!-- Generated from getcert's own option definitions (cli/docgen.cpp) by tools/gen-docs;\n"
+       "     do not edit: ctest's \"docs: cli.md is generated\" fails when this copy is stale. "
+       "-->\n\n"
+    << "Every subcommand and option of `getcert`, as `getcert SUBCOMMAND --help` prints them. "
+       "What the options do in detail: [fetch.md](fetch.md), [keystores.md](keystores.md), "
+       "[show.md](show.md), [fleet.md](fleet.md), [verification.md](verification.md); exit "
+       "codes: [exit-codes.md](exit-codes.md). Back to the [README](../README.md).\n";
+  markdown_section(o, app, "getcert");
+  return o.str();
+}
 
 std::string man_page(const CLI::App& app, const std::string& version) {
   std::ostringstream o;
