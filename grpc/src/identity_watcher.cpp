@@ -106,7 +106,7 @@ struct IdentityWatcher::State {
       if (ok) done += static_cast<std::size_t>(wrote);
     }
     ok = ok && ::fsync(fd) == 0;
-    const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+    const auto now = static_cast<std::int64_t>(std::time(nullptr));
     written_mtime = std::max(now, written_mtime + 1);
     struct timespec times[2] = {{static_cast<time_t>(written_mtime), 0},
                                 {static_cast<time_t>(written_mtime), 0}};

@@ -77,7 +77,7 @@ Secret private_key_block(std::string_view text) {
       const std::string end_line = "-----END " + std::string(label) + "-----";
       const std::size_t end = text.find(end_line, label_end);
       if (end == std::string_view::npos) return {};
-      return Secret(text.substr(from, end + end_line.size() - from));
+      return {text.substr(from, end + end_line.size() - from)};
     }
     from = label_end;
   }

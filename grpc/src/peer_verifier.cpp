@@ -60,7 +60,7 @@ std::string utc_date(std::int64_t when) {
   gmtime_r(&seconds, &tm);
   char text[32];
   const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return std::string(text, n);
+  return {text, n};
 }
 
 std::string duration_text(std::chrono::seconds window) {
@@ -114,7 +114,7 @@ class Verifier final : public ::grpc::experimental::ExternalCertificateVerifier 
     // A client's chain as a server sees it comes from OpenSSL's SSL_get_peer_cert_chain, which
     // leaves the client's own certificate out; getcert needs the chain as sent, leaf first.
     std::string pem(full.data(), full.size());
-    if (leaf.size() != 0 && pem.find(std::string_view(leaf.data(), leaf.size())) != 0) {
+    if (!leaf.empty() && pem.find(std::string_view(leaf.data(), leaf.size())) != 0) {
       pem.insert(0, std::string(leaf.data(), leaf.size()));
     }
     std::string name;
