@@ -13,6 +13,7 @@
 #include "getcert/text.hpp"
 #include "input_file.hpp"
 #include "p12_input.hpp"
+#include "p12_watch.hpp"
 #include "parallel_for.hpp"
 #include "render_format.hpp"
 #include "render_keystore.hpp"
@@ -130,7 +131,7 @@ class P12Command final : public Command {
   }
 
   int run(Terminal& term, const GlobalOptions& global) override {
-    if (topem_->parsed()) return run_topem(term, global);
+    if (topem_->parsed()) return watch_ ? run_topem_watch(term, global) : run_topem(term, global);
     if (info_->parsed()) return run_info(term, global);
     return run_create(term, global);
   }
@@ -157,6 +158,7 @@ class P12Command final : public Command {
                        "Encrypt key.pem (PKCS#8, AES-256-CBC) with the passphrase in this file");
     topem_->add_flag("--force", force_, "Replace existing output files");
     add_p12_input_options(topem_, p12_args_);
+    add_watch_options();
     topem_->footer(
         "Files (per identity; numbered key-2.pem, ... when a file holds several):\n"
         "  key.pem        private key, PKCS#8, mode 0600\n"
@@ -166,7 +168,61 @@ class P12Command final : public Command {
         "  ca.pem         roots and every certificate that belongs to no key\n"
         "Examples:\n"
         "  getcert p12 topem bundle.p12 --password-env P12_PASSWORD --out-dir tls/\n"
-        "  getcert p12 topem legacy.pfx --password-file pw.txt --stdout");
+        "  getcert p12 topem legacy.pfx --password-file pw.txt --stdout\n"
+        "  getcert p12 topem tls.p12 --password-file pw --out-dir /etc/nginx/tls --watch \\\n"
+        "      --exec 'nginx -s reload'");
+  }
+
+  // ---- topem --watch -------------------------------------------------------------------------
+  void add_watch_options() {
+    auto* watch = topem_->add_flag(
+        "--watch", watch_,
+        "Keep running: write the PEM files again whenever a key store (or password file) "
+        "changes; a bad new version writes nothing and is reported; SIGTERM ends it");
+    topem_
+        ->add_option("--watch-interval", watch_interval_ms_,
+                     "With --watch: how often to check the files, in milliseconds")
+        ->default_val(1000)
+        ->check(CLI::Range(50, 3'600'000))
+        ->needs(watch);
+    topem_
+        ->add_option("--exec", watch_exec_,
+                     "With --watch: run this shell command after each successful update, "
+                     "e.g. 'systemctl reload nginx'")
+        ->needs(watch);
+  }
+
+  int run_topem_watch(Terminal& term, const GlobalOptions& global) {
+    if (to_stdout_) {
+      return report_error(term, global,
+                          Error(Errc::invalid_argument, "--watch writes files; not with --stdout"));
+    }
+    WatchLoopOptions loop;
+    for (const auto& f : files_) {
+      if (f == "-") {
+        return report_error(term, global,
+                            Error(Errc::invalid_argument, "--watch needs files, not stdin"));
+      }
+      loop.watched.push_back(f);
+    }
+    for (const auto* args : {&p12_args_.password, &p12_args_.key_password}) {
+      if (!args->file.empty()) loop.watched.push_back(args->file);
+    }
+    loop.interval = std::chrono::milliseconds(watch_interval_ms_);
+    loop.exec = watch_exec_;
+    loop.quiet = global.quiet;
+    // The PEM files are this process's to replace from the second update on.
+    const bool force_first = force_;
+    bool first = true;
+    return run_watch_loop(term, loop, [&] {
+      force_ = first ? force_first : true;
+      first = false;
+      // Password files are read again (a re-issued store may come with a new password);
+      // stdin can be read only once, so what it gave is kept.
+      if (!p12_args_.password.from_stdin) p12_args_.password_read.reset();
+      if (!p12_args_.key_password.from_stdin) p12_args_.key_password_read.reset();
+      return run_topem(term, global);
+    });
   }
 
   Result<std::vector<PendingFile>> files_for(const Converted& c, const std::string& dir,
@@ -488,6 +544,9 @@ class P12Command final : public Command {
   bool to_stdout_ = false;
   std::string key_passphrase_file_;
   bool force_ = false;
+  bool watch_ = false;
+  int watch_interval_ms_ = 1000;
+  std::string watch_exec_;
   std::vector<std::string> info_files_;
   OutputFormat info_format_ = OutputFormat::text;
   std::string create_key_;

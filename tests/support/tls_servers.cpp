@@ -180,7 +180,8 @@ TlsServer start_nginx(const NginxOptions& options) {
         std::ostringstream conf;
         // Foreground, single process, everything inside the temp dir: runs as root in CI
         // without touching /var/log/nginx or /run.
-        conf << "daemon off;\nmaster_process off;\nworker_processes 1;\n"
+        conf << "daemon off;\nmaster_process " << (options.reloadable ? "on" : "off")
+             << ";\nworker_processes 1;\n"
              << "error_log " << d << "/error.log info;\npid " << d << "/nginx.pid;\n"
              << "events { worker_connections 128; }\nhttp {\n  access_log off;\n"
              << "  client_body_temp_path " << d << "/body;\n  proxy_temp_path " << d
@@ -202,7 +203,8 @@ TlsServer start_nginx(const NginxOptions& options) {
         write_file(conf_path, conf.str());
         return std::vector<std::string>{GETCERT_TEST_NGINX, "-p", d + "/",         "-c",
                                         conf_path,          "-e", d + "/error.log"};
-      });
+      },
+      options.reloadable);
 }
 
 TlsServer start_gnutls_server(const ServedChain& served) {

@@ -23,6 +23,8 @@ class TlsServer {
   ~TlsServer() = default;
 
   const std::string& name() const noexcept { return name_; }
+  // The server's process (nginx: its master), e.g. to signal it.
+  pid_t pid() const noexcept { return process_.pid(); }
   // The port of listener `slot` (nginx may listen on several).
   std::uint16_t port(std::size_t slot = 0) const { return ports_.at(slot); }
   // What the server printed so far, for failure messages.
@@ -72,6 +74,10 @@ struct NginxOptions {
   std::vector<NginxVhost> vhosts;  // the first vhost of each slot is its default server
   bool ipv6 = false;               // also listen on [::1] (same port)
   bool http2 = false;              // offer h2 via ALPN
+  // With a master process, as nginx runs in production: SIGHUP to TlsServer's process (the
+  // master) reloads the configuration and the certificate files, as `nginx -s reload` does.
+  // The whole process group is killed at the end, workers included.
+  bool reloadable = false;
 };
 // nginx (foreground, no master process) with a generated config in a temp dir.
 TlsServer start_nginx(const NginxOptions& options);

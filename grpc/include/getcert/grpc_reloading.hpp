@@ -1,0 +1,256 @@
+#pragma once
+
+// gRPC credentials that stay up through certificate rotation, with getcert as the verifier of
+// the peer. Built on gRPC's experimental TLS API (libgrpc++ >= 1.51:
+// grpc::experimental::TlsChannelCredentialsOptions / TlsServerCredentialsOptions,
+// FileWatcherCertificateProvider, ExternalCertificateVerifier). Public header: C++17, no OpenSSL
+// types. In target getcert::grpc.
+//
+//   getcert::grpc_tls::ReloadingChannelOptions options;
+//   options.identity = getcert::grpc_tls::KeystoreSource{"/var/run/secrets/tls/client.p12"};
+//   options.identity->password.file = "/var/run/secrets/tls/password";
+//   options.peer.verify.trust.ca_file = "/var/run/secrets/tls/ca.crt";
+//   options.peer.verify.pins = {"sha256/..."};
+//   options.peer.expires_within = std::chrono::hours(24 * 7);
+//   options.watch.on_reload = [](const getcert::grpc_tls::ReloadEvent& e) { log(e); };
+//   auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+//   if (!creds) return fail(creds.error().message);   // the key store does not load now
+//   auto channel = grpc::CreateChannel("svc.internal:443", creds->credentials);
+//   // keep `creds` (the watcher and the verdicts) alive as long as the channel
+//
+// How the identity reaches gRPC: gRPC 1.51 takes certificate providers only as its own C core
+// objects (CertificateProviderInterface::c_provider()), so a provider of ours cannot feed it.
+// IdentityWatcher therefore decodes the key store itself, checks the key and certificate as a
+// pair, and only then writes key + chain as one PEM file (temp file + rename) into a private
+// 0700 directory, which gRPC's FileWatcherCertificateProvider re-reads once a second. See
+// docs-pending/grpcrot.md (the gRPC rotation docs).
+//
+// The library never logs: every reload and every verdict reaches the application through the
+// callbacks below (WatchOptions::on_reload, VerdictLog::set_callback), for it to log.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_certificate_verifier.h>
+
+#include "getcert/certificate.hpp"
+#include "getcert/error.hpp"
+#include "getcert/secret.hpp"
+#include "getcert/verify.hpp"
+
+namespace getcert::grpc_tls {
+
+// ---------------------------------------------------------------------------------------------
+// Identity from a key store, reloaded when the file changes
+
+// Where a key store's password comes from. Read again at every reload, so a store re-issued
+// with a new password (and a new password file next to it) loads. The first non-empty source
+// wins: value, then file, then env. None given: the store has no password (or the empty one).
+struct PasswordSource {
+  std::optional<Secret> value;
+  std::string file;  // its content, without one trailing "\n" or "\r\n"
+  std::string env;   // name of an environment variable
+};
+
+struct KeystoreSource {
+  // PKCS#12 (.p12/.pfx), JKS or JCEKS, PEM (one file: the private key and the certificates,
+  // leaf first), or any of them as base64 text; recognised by content, never by name. May be
+  // a symlink (Kubernetes mounts: tls.p12 -> ..data/tls.p12, ..data -> ..2026_12_01_...).
+  std::string path;
+  PasswordSource password;
+  // The key entries' password when it differs from the store's (JKS, or a PKCS#12 whose
+  // shrouded keys use another one); nullopt = the store's.
+  std::optional<PasswordSource> key_password;
+  // The identity to use when the store holds several (a JKS alias or a PKCS#12 friendlyName);
+  // empty = the store's only private key that has its certificate.
+  std::string alias;
+};
+
+enum class ReloadOutcome {
+  loaded,    // the new identity is what gRPC presents from now on (new connections)
+  rejected,  // the new file is unusable; the previous identity stays in place
+};
+std::string_view to_string(ReloadOutcome outcome) noexcept;  // "loaded", "rejected"
+
+// One report per version of the file (a version: its bytes and the password they were read
+// with). Never one per handshake: gRPC's handshakes never read the key store.
+struct ReloadEvent {
+  ReloadOutcome outcome = ReloadOutcome::loaded;
+  std::string path;                 // KeystoreSource::path
+  std::optional<Certificate> leaf;  // loaded: the new leaf
+  // rejected: why, one line, with a stable code: malformed_input (truncated, not a key store),
+  // wrong_password, invalid_argument (no key with its certificate: a key that does not match),
+  // io_error (unreadable), unsupported, limit_exceeded.
+  Error error;
+  std::uint64_t generation = 0;  // identities loaded so far (1 = the first one)
+};
+using ReloadCallback = std::function<void(const ReloadEvent&)>;
+
+struct WatchOptions {
+  // inotify wakes the watcher as soon as the directory of the key store changes. It also
+  // checks the file (one stat) at this interval, for changes inotify cannot see (NFS, an
+  // in-place write behind a symlink into another directory). Bounded: at least 50 ms.
+  std::chrono::milliseconds poll_interval{1000};
+  // Called on the watcher's own thread for every version of the file after the first (the
+  // first one is start()'s result). Must not block for long; may be empty.
+  ReloadCallback on_reload;
+  // Where the private 0700 directory for gRPC's copy is created; "" = $TMPDIR, else /tmp.
+  // The directory and its file (0600) are removed when the watcher stops.
+  std::string work_dir;
+  // How often gRPC's FileWatcherCertificateProvider re-reads that copy (gRPC's minimum is 1).
+  unsigned int grpc_refresh_seconds = 1;
+};
+
+// Watches one key store and keeps gRPC's copy of its identity current. Thread-safe.
+class IdentityWatcher {
+ public:
+  // Loads the identity now (so a store that cannot be used fails here, with the same error
+  // codes as ReloadEvent::error) and starts watching it.
+  static Result<std::shared_ptr<IdentityWatcher>> start(KeystoreSource source,
+                                                        WatchOptions options = {});
+  IdentityWatcher(const IdentityWatcher&) = delete;
+  IdentityWatcher& operator=(const IdentityWatcher&) = delete;
+  ~IdentityWatcher();
+
+  // The provider to give to Tls{Channel,Server}CredentialsOptions (identity only: roots are
+  // getcert's business, see PeerVerifyOptions). One per watcher.
+  std::shared_ptr<::grpc::experimental::CertificateProviderInterface> provider() const;
+  // The leaf of the identity gRPC was last given, and how many identities were loaded.
+  Certificate current_leaf() const;
+  std::uint64_t generation() const;
+  // The PEM file gRPC reads (private key first, then the chain), inside the 0700 directory.
+  std::string pem_path() const;
+
+  struct State;  // the watcher thread's state (private)
+
+ private:
+  explicit IdentityWatcher(std::shared_ptr<State> state);
+  std::shared_ptr<State> state_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// getcert as the verifier of the peer's certificate
+
+struct PeerVerifyOptions {
+  // Passed to getcert::verify_chain for each handshake: the trust store (ca_file / ca_dir;
+  // empty = the system store), pins, revocation policy, AIA, proxy, network timeout, and any
+  // further fields (a verification profile) as they are. getcert keeps a loaded trust store
+  // until the file behind it changes (a stat per verification), so a rotated CA file or
+  // directory is used from the next handshake on, without reading it on every handshake.
+  // Set per handshake, whatever they hold here: `name` (the channel's target host; servers:
+  // none), `purpose` (server for channels, client for servers) and `from_handshake` (false:
+  // gRPC does not pass a stapled OCSP response on, so revocation is checked online when
+  // check_revocation asks for it). `at_time` is kept (nullopt = now).
+  VerifyOptions verify;
+  // Also reject a chain in which a certificate expires within this window (getcert's
+  // --expires-in), so a service is told before its peer's certificate runs out.
+  std::optional<std::chrono::seconds> expires_within;
+  // Channels: verify against this name instead of the target's host (gRPC's
+  // GRPC_SSL_TARGET_NAME_OVERRIDE_ARG is the usual reason).
+  std::string name_override;
+};
+
+// getcert's judgement of one handshake.
+struct PeerVerdict {
+  bool accepted = false;
+  std::string name;  // what the leaf was checked against ("" for client certificates)
+  // One line: "" when accepted; otherwise "getcert: NAME: CODE: reason" naming the first
+  // problem (and "(+N more)"). gRPC fails the handshake with it, so it appears in the failed
+  // call's status message.
+  std::string reason;
+  // Every problem: the verification's errors, then one `expired` problem per certificate
+  // inside the expiry window.
+  std::vector<VerifyProblem> problems;
+  Verification verification;  // as verify_chain returned it
+  std::vector<Certificate> presented;
+  std::chrono::system_clock::time_point at;
+};
+
+// What a verifier decided, readable by the application while gRPC uses the verifier.
+class VerdictLog {
+ public:
+  std::optional<PeerVerdict> last() const;
+  std::uint64_t count() const;  // verifications done (one per handshake)
+  // Called on gRPC's thread after each verification (after last() is updated); may be empty.
+  void set_callback(std::function<void(const PeerVerdict&)> callback);
+  // What the verifier calls after each verification.
+  void record(const PeerVerdict& verdict);
+
+  VerdictLog();
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+struct GetcertVerifier {
+  std::shared_ptr<::grpc::experimental::CertificateVerifier>
+      verifier;  // for set_certificate_verifier
+  std::shared_ptr<VerdictLog> verdicts;
+};
+
+// A gRPC certificate verifier that judges each handshake with getcert::verify_chain: the peer's
+// full chain as sent (leaf first), `purpose`, and, for channels, the target's host name.
+GetcertVerifier make_verifier(const PeerVerifyOptions& options, Purpose purpose);
+
+// The one-line reason and the problem list of a verification, as PeerVerdict carries them
+// (pure; exposed for tests and for programs that judge chains the same way elsewhere).
+PeerVerdict judge(const std::vector<Certificate>& presented, const PeerVerifyOptions& options,
+                  Purpose purpose, const std::string& name);
+
+// ---------------------------------------------------------------------------------------------
+// Credentials
+
+struct ReloadingChannelOptions {
+  std::optional<KeystoreSource> identity;  // the client certificate for mutual TLS, if any
+  PeerVerifyOptions peer;                  // how getcert judges the server
+  WatchOptions watch;
+};
+
+// Keep it as long as channels made with `credentials` live: the watcher owns the private copy
+// of the identity that gRPC reads, and removes it when it goes (members are destroyed in
+// reverse order, so `credentials` goes before `identity`).
+struct ReloadingChannelCredentials {
+  std::shared_ptr<IdentityWatcher> identity;  // null without one
+  std::shared_ptr<VerdictLog> verdicts;
+  std::shared_ptr<::grpc::ChannelCredentials> credentials;
+};
+
+// Channel credentials whose server certificate is judged by getcert alone (gRPC's own chain
+// and host checks are switched off: getcert checks both, and more), and whose client identity
+// (if any) follows the key store. Errors: those of IdentityWatcher::start.
+Result<ReloadingChannelCredentials> reloading_channel_credentials(
+    const ReloadingChannelOptions& options);
+
+enum class ClientCertificates {
+  none,     // do not ask for one
+  request,  // ask; a client without one gets in, one that is sent must pass getcert
+  require,  // mutual TLS: every client must present a certificate that passes getcert
+};
+
+struct ReloadingServerOptions {
+  KeystoreSource identity;  // the server's key store
+  ClientCertificates client_certificates = ClientCertificates::none;
+  PeerVerifyOptions peer;  // how getcert judges client certificates (purpose client, no name)
+  WatchOptions watch;
+};
+
+// Keep it as long as the server runs (see ReloadingChannelCredentials).
+struct ReloadingServerCredentials {
+  std::shared_ptr<IdentityWatcher> identity;
+  std::shared_ptr<VerdictLog> verdicts;  // null with ClientCertificates::none
+  std::shared_ptr<::grpc::ServerCredentials> credentials;
+};
+
+Result<ReloadingServerCredentials> reloading_server_credentials(
+    const ReloadingServerOptions& options);
+
+}  // namespace getcert::grpc_tls

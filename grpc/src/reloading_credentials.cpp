@@ -1,0 +1,66 @@
+// Channel and server credentials on gRPC's experimental TLS API: the identity from an
+// IdentityWatcher, the peer judged by getcert's verifier.
+
+#include <grpcpp/security/credentials.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/security/tls_credentials_options.h>
+
+#include "getcert/grpc_reloading.hpp"
+#include "peer_verifier.hpp"
+
+namespace getcert::grpc_tls {
+
+Result<ReloadingChannelCredentials> reloading_channel_credentials(
+    const ReloadingChannelOptions& options) {
+  ReloadingChannelCredentials made;
+  ::grpc::experimental::TlsChannelCredentialsOptions tls;
+  if (options.identity) {
+    auto watcher = IdentityWatcher::start(*options.identity, options.watch);
+    if (!watcher) return tl::unexpected(std::move(watcher.error()));
+    made.identity = std::move(*watcher);
+    tls.set_certificate_provider(made.identity->provider());
+    tls.watch_identity_key_cert_pairs();
+  }
+  // getcert judges the chain, the name and everything else; gRPC's own checks would only be a
+  // second, weaker opinion (and would need roots of their own to reload).
+  tls.set_verify_server_certs(false);
+  tls.set_check_call_host(false);
+  auto verifier = make_verifier(options.peer, Purpose::server);
+  tls.set_certificate_verifier(verifier.verifier);
+  made.verdicts = std::move(verifier.verdicts);
+  made.credentials = ::grpc::experimental::TlsCredentials(tls);
+  if (!made.credentials) return fail(Errc::internal, "gRPC refused the TLS channel options");
+  return made;
+}
+
+Result<ReloadingServerCredentials> reloading_server_credentials(
+    const ReloadingServerOptions& options) {
+  ReloadingServerCredentials made;
+  auto watcher = IdentityWatcher::start(options.identity, options.watch);
+  if (!watcher) return tl::unexpected(std::move(watcher.error()));
+  made.identity = std::move(*watcher);
+  ::grpc::experimental::TlsServerCredentialsOptions tls(made.identity->provider());
+  tls.watch_identity_key_cert_pairs();
+  switch (options.client_certificates) {
+    case ClientCertificates::none:
+      tls.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+      break;
+    case ClientCertificates::request:
+      tls.set_cert_request_type(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
+      break;
+    case ClientCertificates::require:
+      tls.set_cert_request_type(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
+      break;
+  }
+  if (options.client_certificates != ClientCertificates::none) {
+    auto verifier = detail::make_verifier(
+        options.peer, Purpose::client, options.client_certificates == ClientCertificates::request);
+    tls.set_certificate_verifier(verifier.verifier);
+    made.verdicts = std::move(verifier.verdicts);
+  }
+  made.credentials = ::grpc::experimental::TlsServerCredentials(tls);
+  if (!made.credentials) return fail(Errc::internal, "gRPC refused the TLS server options");
+  return made;
+}
+
+}  // namespace getcert::grpc_tls

@@ -1,0 +1,742 @@
+// getcert::grpc's reloading credentials against real gRPC (libgrpc++, in process, loopback):
+// servers and clients whose key store is rotated under them (by rename and by Kubernetes'
+// "..data" symlink swap), bad rotations, and getcert's verdicts inside gRPC handshakes.
+
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "../../grpc/src/keystore_identity.hpp"
+#include "echo.grpc.pb.h"
+#include "echo_service.hpp"
+#include "getcert/certificate.hpp"
+#include "getcert/grpc_reloading.hpp"
+#include "support/commands.hpp"
+#include "support/files.hpp"
+#include "support/ocsp_responder.hpp"
+#include "support/skip.hpp"
+#include "support/tls_servers.hpp"
+
+using Catch::Matchers::Contains;
+using getcert::Errc;
+using getcert::grpc_tls::ClientCertificates;
+using getcert::grpc_tls::KeystoreSource;
+using getcert::grpc_tls::ReloadEvent;
+using getcert::grpc_tls::ReloadOutcome;
+using getcert::test::openssl;
+using getcert::test::pki;
+using getcert::test::read_file;
+using getcert::test::TempDir;
+using getcert::test::write_file;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kPassword = "rotation secret";
+
+#define REQUIRE_OPENSSL()                                                         \
+  do {                                                                            \
+    if (!getcert::test::have_openssl()) GETCERT_SKIP("openssl is not installed"); \
+  } while (false)
+
+// A certificate made at test time: KEY + PEM (+ the issuer chain to send after it).
+struct Issued {
+  std::string key;
+  std::string pem;
+  std::string chain;  // leaf + issuing intermediate
+};
+
+enum class Kind { server_leaf, client_leaf, intermediate };
+
+Issued issue(const TempDir& dir, const std::string& stem, const std::string& cn, Kind kind,
+             const std::string& ca_pem, const std::string& ca_key, int days = 30) {
+  Issued out{dir / (stem + ".key"), dir / (stem + ".pem"), dir / (stem + "-chain.pem")};
+  const std::string csr = dir / (stem + ".csr");
+  const std::string ext = dir / (stem + ".ext");
+  openssl({"genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", out.key});
+  openssl({"req", "-new", "-key", out.key, "-subj", "/O=getcert tests/CN=" + cn, "-out", csr});
+  std::string extensions = "subjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid:always\n";
+  switch (kind) {
+    case Kind::intermediate:
+      extensions +=
+          "basicConstraints = critical, CA:TRUE, pathlen:0\n"
+          "keyUsage = critical, keyCertSign, cRLSign\n";
+      break;
+    case Kind::server_leaf:
+      extensions +=
+          "basicConstraints = critical, CA:FALSE\nkeyUsage = critical, "
+          "digitalSignature\nextendedKeyUsage = serverAuth\n"
+          "subjectAltName = DNS:localhost, IP:127.0.0.1\n";
+      break;
+    case Kind::client_leaf:
+      extensions +=
+          "basicConstraints = critical, CA:FALSE\nkeyUsage = critical, "
+          "digitalSignature\nextendedKeyUsage = clientAuth\n";
+      break;
+  }
+  write_file(ext, extensions);
+  // No serial given: OpenSSL 3 picks a random one, so every certificate here is distinct.
+  openssl({"x509", "-req", "-in", csr, "-CA", ca_pem, "-CAkey", ca_key, "-days",
+           std::to_string(days), "-sha256", "-extfile", ext, "-out", out.pem});
+  write_file(out.chain, read_file(out.pem) + (kind == Kind::intermediate ? "" : read_file(ca_pem)));
+  return out;
+}
+
+// A .p12 as a CA hands it out (openssl, an independent producer): key, leaf, issuers.
+std::vector<std::uint8_t> make_p12(const TempDir& dir, const std::string& key,
+                                   const std::string& leaf, const std::string& issuers,
+                                   const std::string& password = kPassword) {
+  const std::string out = dir / "made.p12";
+  std::vector<std::string> args{"pkcs12",   "-export",          "-in",  leaf, "-inkey", key,
+                                "-passout", "pass:" + password, "-out", out};
+  if (!issuers.empty()) args.insert(args.end(), {"-certfile", issuers});
+  openssl(args);
+  auto bytes = getcert::test::read_bytes(out);
+  std::filesystem::remove(out);
+  return bytes;
+}
+
+// temp + rename, as a careful writer does.
+void replace_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  const std::string tmp = path + ".new";
+  write_file(tmp, bytes);
+  std::filesystem::rename(tmp, path);
+}
+
+// A Kubernetes Secret volume: NAME -> ..data/NAME, ..data -> ..<version>/, swapped atomically.
+class SecretVolume {
+ public:
+  SecretVolume(const TempDir& dir, std::string name)
+      : root_(dir / "secret"), name_(std::move(name)) {
+    std::filesystem::create_directories(root_);
+  }
+  std::string path() const { return root_ + "/" + name_; }
+  void publish(const std::vector<std::uint8_t>& bytes) {
+    const std::string version = "..v" + std::to_string(++versions_);
+    std::filesystem::create_directories(root_ + "/" + version);
+    write_file(root_ + "/" + version + "/" + name_, bytes);
+    std::filesystem::create_symlink(version, root_ + "/..data_tmp");
+    std::filesystem::rename(root_ + "/..data_tmp", root_ + "/..data");
+    if (versions_ == 1) std::filesystem::create_symlink("..data/" + name_, path());
+  }
+
+ private:
+  std::string root_;
+  std::string name_;
+  int versions_ = 0;
+};
+
+// Reload reports, in order, as the watcher thread makes them.
+class Reports {
+ public:
+  getcert::grpc_tls::ReloadCallback callback() {
+    return [this](const ReloadEvent& event) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      events_.push_back(event);
+    };
+  }
+  std::vector<ReloadEvent> events() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return events_;
+  }
+  // Waits until at least n reports arrived (false after 10 s).
+  bool wait_for(std::size_t n) const {
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < until) {
+      if (events().size() >= n) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<ReloadEvent> events_;
+};
+
+getcert::grpc_tls::WatchOptions fast_watch(Reports* reports = nullptr) {
+  getcert::grpc_tls::WatchOptions watch;
+  watch.poll_interval = 100ms;
+  if (reports != nullptr) watch.on_reload = reports->callback();
+  return watch;
+}
+
+KeystoreSource keystore(const std::string& path, const std::string& password = kPassword) {
+  KeystoreSource source;
+  source.path = path;
+  source.password.value = password;
+  return source;
+}
+
+class RotatingServer {
+ public:
+  explicit RotatingServer(getcert::grpc_tls::ReloadingServerOptions options) {
+    auto creds = getcert::grpc_tls::reloading_server_credentials(options);
+    if (!creds) throw std::runtime_error("server credentials: " + creds.error().message);
+    creds_ = std::move(*creds);
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", creds_.credentials, &port_);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    if (!server_ || port_ == 0) throw std::runtime_error("gRPC test server did not start");
+  }
+  RotatingServer(const RotatingServer&) = delete;
+  RotatingServer& operator=(const RotatingServer&) = delete;
+  ~RotatingServer() { server_->Shutdown(std::chrono::system_clock::now() + 2s); }
+
+  std::string target() const { return "localhost:" + std::to_string(port_); }
+  const getcert::grpc_tls::ReloadingServerCredentials& credentials() const { return creds_; }
+
+ private:
+  getcert::grpc_tls::ReloadingServerCredentials creds_;
+  getcert::examples::EchoService service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+struct Call {
+  grpc::Status status;
+  getcert::examples::EchoReply reply;
+};
+
+std::shared_ptr<grpc::Channel> fresh_channel(
+    const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& creds) {
+  // Its own subchannel pool: a new TCP connection and handshake, never a shared one.
+  grpc::ChannelArguments args;
+  args.SetInt("grpc.use_local_subchannel_pool", 1);
+  return grpc::CreateCustomChannel(target, creds, args);
+}
+
+Call echo(const std::shared_ptr<grpc::Channel>& channel, const std::string& message = "hi") {
+  auto stub = getcert::examples::Echo::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 10s);
+  getcert::examples::EchoRequest request;
+  request.set_message(message);
+  Call call;
+  call.status = stub->Echo(&context, request, &call.reply);
+  return call;
+}
+
+std::string describe(const grpc::Status& status) {
+  return "gRPC status " + std::to_string(static_cast<int>(status.error_code())) + ": " +
+         status.error_message();
+}
+
+getcert::grpc_tls::ReloadingChannelOptions trusting_root() {
+  getcert::grpc_tls::ReloadingChannelOptions options;
+  options.peer.verify.trust.ca_file = pki("root.pem");
+  options.watch = fast_watch();
+  return options;
+}
+
+std::string sha256_of_pem_file(const std::string& path) {
+  auto certs = getcert::parse_certificates_pem(read_file(path));
+  if (!certs || certs->empty()) throw std::runtime_error("no certificate in " + path);
+  return certs->front().sha256;
+}
+
+// The leaf a brand-new connection is shown, as getcert's verifier saw it ("" if none).
+std::string leaf_seen_by_new_connection(const std::string& target) {
+  auto creds = getcert::grpc_tls::reloading_channel_credentials(trusting_root());
+  if (!creds) throw std::runtime_error(creds.error().message);
+  const auto call = echo(fresh_channel(target, creds->credentials));
+  const auto verdict = creds->verdicts->last();
+  if (!call.status.ok() || !verdict || verdict->presented.empty()) return "";
+  return verdict->presented.front().sha256;
+}
+
+bool wait_until_new_connections_see(const std::string& target, const std::string& sha256) {
+  const auto until = std::chrono::steady_clock::now() + 15s;
+  while (std::chrono::steady_clock::now() < until) {
+    if (leaf_seen_by_new_connection(target) == sha256) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+// A server identity from the PKI (ecdsa leaf + intermediate) in a .p12 at `path`.
+getcert::grpc_tls::ReloadingServerOptions server_on(const std::string& path) {
+  getcert::grpc_tls::ReloadingServerOptions options;
+  options.identity = keystore(path);
+  options.watch = fast_watch();
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("reloading credentials: a valid chain connects and the verdict is readable", "[grpc]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+  write_file(dir / "server.p12",
+             make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  const RotatingServer server(server_on(dir / "server.p12"));
+
+  auto creds = getcert::grpc_tls::reloading_channel_credentials(trusting_root());
+  REQUIRE(creds);
+  CHECK_FALSE(creds->identity);
+  const auto call = echo(fresh_channel(server.target(), creds->credentials), "valid chain");
+  INFO(describe(call.status));
+  REQUIRE(call.status.ok());
+  CHECK(call.reply.message() == "valid chain");
+
+  const auto verdict = creds->verdicts->last();
+  REQUIRE(verdict);
+  CHECK(verdict->accepted);
+  CHECK(verdict->reason.empty());
+  CHECK(verdict->name == "localhost");
+  CHECK(verdict->verification.ok);
+  REQUIRE(verdict->presented.size() == 2);  // leaf + intermediate, as the server sent them
+  CHECK(verdict->presented.front().sha256 == sha256_of_pem_file(pki("ecdsa.pem")));
+  CHECK(creds->verdicts->count() == 1);  // one verification for one handshake
+
+  // The server's copy for gRPC is private: 0700 directory, 0600 file.
+  struct stat st {};
+  const std::string pem = server.credentials().identity->pem_path();
+  REQUIRE(::stat(std::filesystem::path(pem).parent_path().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  REQUIRE(::stat(pem.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+}
+
+TEST_CASE("reloading credentials: getcert's rejection is the failed call's reason", "[grpc]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+
+  SECTION("pin mismatch") {
+    write_file(dir / "server.p12",
+               make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+    const RotatingServer server(server_on(dir / "server.p12"));
+    auto options = trusting_root();
+    options.peer.verify.pins = {"sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="};
+    auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE(creds);
+    const auto call = echo(fresh_channel(server.target(), creds->credentials));
+    INFO(describe(call.status));
+    CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+    CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: pin_mismatch: "));
+    const auto verdict = creds->verdicts->last();
+    REQUIRE(verdict);
+    CHECK_FALSE(verdict->accepted);
+    CHECK_THAT(call.status.error_message(), Contains(verdict->reason));
+    REQUIRE_FALSE(verdict->problems.empty());
+    CHECK(verdict->problems.front().code == getcert::ProblemCode::pin_mismatch);
+    CHECK(verdict->reason.find('\n') == std::string::npos);
+
+    // The right pin (the intermediate's key) connects.
+    options.peer.verify.pins = {
+        "sha256/" +
+        getcert::parse_certificates_pem(read_file(pki("intermediate.pem")))->front().spki_sha256};
+    auto pinned = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE(pinned);
+    const auto ok = echo(fresh_channel(server.target(), pinned->credentials));
+    INFO(describe(ok.status));
+    CHECK(ok.status.ok());
+  }
+  SECTION("a certificate inside the expiry window") {
+    write_file(dir / "server.p12",
+               make_p12(dir, pki("expiring.key"), pki("expiring.pem"), pki("intermediate.pem")));
+    const RotatingServer server(server_on(dir / "server.p12"));
+    auto options = trusting_root();
+    // Without a window the chain is valid...
+    auto plain = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE(plain);
+    const auto accepted = echo(fresh_channel(server.target(), plain->credentials));
+    INFO(describe(accepted.status));
+    CHECK(accepted.status.ok());
+    // ...and inside a 30-day window it is refused, naming the certificate.
+    options.peer.expires_within = std::chrono::hours(24 * 30);
+    auto windowed = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE(windowed);
+    const auto call = echo(fresh_channel(server.target(), windowed->credentials));
+    INFO(describe(call.status));
+    CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+    CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: expired: certificate") &&
+                                                Contains("within the expiry window of 30d"));
+  }
+  SECTION("a name the certificate does not carry") {
+    write_file(dir / "server.p12",
+               make_p12(dir, pki("wronghost.key"), pki("wronghost.pem"), pki("intermediate.pem")));
+    const RotatingServer server(server_on(dir / "server.p12"));
+    auto creds = getcert::grpc_tls::reloading_channel_credentials(trusting_root());
+    REQUIRE(creds);
+    const auto call = echo(fresh_channel(server.target(), creds->credentials));
+    INFO(describe(call.status));
+    CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+    CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: hostname_mismatch"));
+  }
+  SECTION("an untrusted root") {
+    write_file(dir / "server.p12",
+               make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+    const RotatingServer server(server_on(dir / "server.p12"));
+    auto options = trusting_root();
+    options.peer.verify.trust.ca_file = pki("untrusted-root.pem");
+    auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE(creds);
+    const auto call = echo(fresh_channel(server.target(), creds->credentials));
+    INFO(describe(call.status));
+    CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+    CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: "));
+    CHECK_FALSE(creds->verdicts->last()->verification.trusted);
+  }
+}
+
+TEST_CASE("reloading credentials: a revoked certificate fails the channel", "[grpc][ocsp]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+  const getcert::test::OcspResponder responder;
+  write_file(dir / "server.p12",
+             make_p12(dir, pki("revoked.key"), pki("revoked.pem"), pki("intermediate.pem")));
+  const RotatingServer server(server_on(dir / "server.p12"));
+  auto options = trusting_root();
+  options.peer.verify.check_revocation = true;
+  auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+  REQUIRE(creds);
+  const auto call = echo(fresh_channel(server.target(), creds->credentials));
+  INFO(describe(call.status) << "\nresponder: " << responder.log());
+  CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+  CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: revoked: "));
+
+  // The good leaf of the same PKI, checked against the same responder, connects.
+  write_file(dir / "good.p12",
+             make_p12(dir, pki("good.key"), pki("good.pem"), pki("intermediate.pem")));
+  const RotatingServer good(server_on(dir / "good.p12"));
+  const auto ok = echo(fresh_channel(good.target(), creds->credentials));
+  INFO(describe(ok.status));
+  CHECK(ok.status.ok());
+  REQUIRE(creds->verdicts->last());
+  CHECK(creds->verdicts->last()->verification.revocation_ok);
+}
+
+TEST_CASE("a server rotates to a new key, then a new intermediate, while a client keeps calling",
+          "[grpc]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+  SecretVolume volume(dir, "tls.p12");
+  volume.publish(make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  Reports reports;
+  auto options = server_on(volume.path());
+  options.watch = fast_watch(&reports);
+  const RotatingServer server(options);
+
+  // A client that calls all the time, on one long-lived channel and on new ones.
+  auto client = getcert::grpc_tls::reloading_channel_credentials(trusting_root());
+  REQUIRE(client);
+  std::atomic<bool> stop{false};
+  std::atomic<int> calls{0};
+  std::mutex failures_mutex;
+  std::vector<std::string> failures;
+  std::thread caller([&] {
+    const auto long_lived = fresh_channel(server.target(), client->credentials);
+    while (!stop) {
+      for (const auto& channel :
+           {long_lived, fresh_channel(server.target(), client->credentials)}) {
+        const auto call = echo(channel, "during rotation");
+        ++calls;
+        if (!call.status.ok()) {
+          const std::lock_guard<std::mutex> lock(failures_mutex);
+          failures.push_back(describe(call.status));
+        }
+      }
+    }
+  });
+
+  std::this_thread::sleep_for(300ms);
+  // 1. Same intermediate, new key.
+  const auto new_key = issue(dir, "rotated-key", "rotated key", Kind::server_leaf,
+                             pki("intermediate.pem"), pki("intermediate.key"));
+  volume.publish(make_p12(dir, new_key.key, new_key.pem, pki("intermediate.pem")));
+  REQUIRE(reports.wait_for(1));
+  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
+  CHECK(wait_until_new_connections_see(server.target(), sha256_of_pem_file(new_key.pem)));
+
+  // 2. A new intermediate under the same root, and a leaf under it.
+  const auto new_ca = issue(dir, "intermediate-2", "getcert Test Intermediate CA 2",
+                            Kind::intermediate, pki("root.pem"), pki("root.key"));
+  const auto moved =
+      issue(dir, "moved", "moved to a new intermediate", Kind::server_leaf, new_ca.pem, new_ca.key);
+  volume.publish(make_p12(dir, moved.key, moved.pem, new_ca.pem));
+  REQUIRE(reports.wait_for(2));
+  CHECK(reports.events()[1].outcome == ReloadOutcome::loaded);
+  CHECK(wait_until_new_connections_see(server.target(), sha256_of_pem_file(moved.pem)));
+  std::this_thread::sleep_for(300ms);
+  stop = true;
+  caller.join();
+
+  CHECK(server.credentials().identity->generation() == 3);
+  CHECK(server.credentials().identity->current_leaf().sha256 == sha256_of_pem_file(moved.pem));
+  // The verdict of a new connection shows the new chain: leaf, then the new intermediate.
+  const auto last = client->verdicts->last();
+  REQUIRE(last);
+  CHECK(last->accepted);
+  INFO("calls made: " << calls.load());
+  CHECK(calls.load() > 10);
+  const std::lock_guard<std::mutex> lock(failures_mutex);
+  CHECK(failures.empty());
+  for (const auto& failure : failures) UNSCOPED_INFO(failure);
+  CHECK(reports.events().size() == 2);  // one report per version, none per handshake
+}
+
+TEST_CASE("a client rotates its .p12 and the server sees the new client certificate", "[grpc]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+  write_file(dir / "server.p12",
+             make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  auto server_options = server_on(dir / "server.p12");
+  server_options.client_certificates = ClientCertificates::require;
+  server_options.peer.verify.trust.ca_file = pki("root.pem");
+  const RotatingServer server(server_options);
+
+  const std::string p12 = dir / "client.p12";
+  write_file(p12, make_p12(dir, pki("client.key"), pki("client.pem"), pki("intermediate.pem")));
+  Reports reports;
+  auto options = trusting_root();
+  options.identity = keystore(p12);
+  options.watch = fast_watch(&reports);
+  auto client = getcert::grpc_tls::reloading_channel_credentials(options);
+  REQUIRE(client);
+  REQUIRE(client->identity);
+
+  const auto first = echo(fresh_channel(server.target(), client->credentials));
+  INFO(describe(first.status));
+  REQUIRE(first.status.ok());
+  CHECK(first.reply.client_common_name() == "getcert test client");
+  REQUIRE(server.credentials().verdicts);
+  const auto judged = server.credentials().verdicts->last();
+  REQUIRE(judged);
+  CHECK(judged->accepted);
+  CHECK(judged->name.empty());  // client certificates are not checked against a name
+
+  const auto rotated = issue(dir, "rotated-client", "rotated client", Kind::client_leaf,
+                             pki("intermediate.pem"), pki("intermediate.key"));
+  replace_file(p12, make_p12(dir, rotated.key, rotated.pem, pki("intermediate.pem")));
+  REQUIRE(reports.wait_for(1));
+  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
+  CHECK(client->identity->generation() == 2);
+
+  std::string seen;
+  const auto until = std::chrono::steady_clock::now() + 15s;
+  while (seen != "rotated client" && std::chrono::steady_clock::now() < until) {
+    const auto call = echo(fresh_channel(server.target(), client->credentials));
+    INFO(describe(call.status));
+    REQUIRE(call.status.ok());
+    seen = call.reply.client_common_name();
+    if (seen != "rotated client") std::this_thread::sleep_for(100ms);
+  }
+  CHECK(seen == "rotated client");
+  CHECK(server.credentials().verdicts->last()->presented.front().subject_cn == "rotated client");
+}
+
+TEST_CASE("mTLS servers judge client certificates with getcert", "[grpc]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+  write_file(dir / "server.p12",
+             make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  auto server_options = server_on(dir / "server.p12");
+  server_options.client_certificates = ClientCertificates::require;
+  server_options.peer.verify.trust.ca_file = pki("root.pem");
+
+  SECTION("a server certificate is no client certificate (purpose client)") {
+    const RotatingServer server(server_options);
+    auto options = trusting_root();
+    write_file(dir / "wrong.p12",
+               make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+    options.identity = keystore(dir / "wrong.p12");
+    auto client = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE(client);
+    const auto call = echo(fresh_channel(server.target(), client->credentials));
+    INFO(describe(call.status));
+    CHECK_FALSE(call.status.ok());
+    const auto verdict = server.credentials().verdicts->last();
+    REQUIRE(verdict);
+    CHECK_FALSE(verdict->accepted);
+    CHECK_THAT(verdict->reason,
+               Contains("getcert: client certificate '") && Contains("wrong_purpose"));
+  }
+  SECTION("pinned client certificates") {
+    server_options.peer.verify.pins = {"sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="};
+    const RotatingServer server(server_options);
+    auto options = trusting_root();
+    write_file(dir / "client.p12",
+               make_p12(dir, pki("client.key"), pki("client.pem"), pki("intermediate.pem")));
+    options.identity = keystore(dir / "client.p12");
+    auto client = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE(client);
+    const auto call = echo(fresh_channel(server.target(), client->credentials));
+    INFO(describe(call.status));
+    CHECK_FALSE(call.status.ok());
+    CHECK_THAT(server.credentials().verdicts->last()->reason, Contains("pin_mismatch"));
+  }
+  SECTION("no client certificate at all") {
+    const RotatingServer server(server_options);
+    auto client = getcert::grpc_tls::reloading_channel_credentials(trusting_root());
+    REQUIRE(client);
+    const auto call = echo(fresh_channel(server.target(), client->credentials));
+    INFO(describe(call.status));
+    CHECK_FALSE(call.status.ok());
+  }
+}
+
+TEST_CASE("bad rotations keep the old identity and are reported exactly once", "[grpc]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+  const std::string path = dir / "server.p12";
+  const auto good = make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem"));
+  write_file(path, good);
+  Reports reports;
+  auto options = server_on(path);
+  options.watch = fast_watch(&reports);
+  const RotatingServer server(options);
+  const auto& watcher = server.credentials().identity;
+  const std::string old_leaf = sha256_of_pem_file(pki("ecdsa.pem"));
+  REQUIRE(leaf_seen_by_new_connection(server.target()) == old_leaf);
+
+  const auto next = issue(dir, "next", "next server", Kind::server_leaf, pki("intermediate.pem"),
+                          pki("intermediate.key"));
+  const auto next_p12 = make_p12(dir, next.key, next.pem, pki("intermediate.pem"));
+  Errc expected = Errc::internal;
+  // State of the mid-read replacement below; lives as long as the hook may run.
+  std::atomic<bool> fired{false};
+  const std::string truncated = dir / "truncated";
+  struct HookReset {
+    HookReset() = default;
+    HookReset(const HookReset&) = delete;
+    HookReset& operator=(const HookReset&) = delete;
+    ~HookReset() { getcert::grpc_tls::detail::set_after_read_hook_for_testing(nullptr); }
+  } const reset_hook;
+
+  SECTION("a truncated file") {
+    replace_file(path, std::vector<std::uint8_t>(
+                           next_p12.begin(),
+                           next_p12.begin() + static_cast<std::ptrdiff_t>(next_p12.size() / 2)));
+    expected = Errc::malformed_input;
+  }
+  SECTION("a wrong password") {
+    replace_file(path, make_p12(dir, next.key, next.pem, pki("intermediate.pem"), "not it"));
+    expected = Errc::wrong_password;
+  }
+  SECTION("a key that does not match the certificate (PEM key + chain)") {
+    // The new certificate with the old key: what a half-finished rotation leaves behind.
+    std::string pem = read_file(pki("ecdsa.key")) + read_file(next.chain);
+    replace_file(path, std::vector<std::uint8_t>(pem.begin(), pem.end()));
+    expected = Errc::invalid_argument;
+  }
+  SECTION("a file replaced while it is read") {
+    // A new, good version is written; while the watcher reads it, a truncated file replaces
+    // it. The good bytes it read are no longer the file: nothing of them may reach gRPC.
+    write_file(truncated, std::vector<std::uint8_t>(next_p12.begin(), next_p12.begin() + 100));
+    getcert::grpc_tls::detail::set_after_read_hook_for_testing([&] {
+      if (!fired.exchange(true)) std::filesystem::rename(truncated, path);
+    });
+    replace_file(path, next_p12);
+    expected = Errc::malformed_input;
+  }
+
+  REQUIRE(reports.wait_for(1));
+  getcert::grpc_tls::detail::set_after_read_hook_for_testing(nullptr);
+  // Several poll intervals and handshakes later: still one report, still the old identity.
+  std::this_thread::sleep_for(600ms);
+  for (int i = 0; i < 3; ++i) CHECK(leaf_seen_by_new_connection(server.target()) == old_leaf);
+  const auto events = reports.events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].outcome == ReloadOutcome::rejected);
+  CHECK(events[0].error.code == expected);
+  CHECK(events[0].path == path);
+  CHECK_FALSE(events[0].error.message.empty());
+  CHECK(events[0].error.message.find('\n') == std::string::npos);
+  CHECK(watcher->generation() == 1);
+  CHECK(watcher->current_leaf().sha256 == old_leaf);
+
+  // A good version afterwards is taken, and reported once more.
+  replace_file(path, next_p12);
+  REQUIRE(reports.wait_for(2));
+  CHECK(reports.events()[1].outcome == ReloadOutcome::loaded);
+  CHECK(wait_until_new_connections_see(server.target(), sha256_of_pem_file(next.pem)));
+  CHECK(reports.events().size() == 2);
+}
+
+TEST_CASE("key stores in every form load, and a first version that cannot is an error", "[grpc]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+  const auto p12 = make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem"));
+  const std::string leaf = sha256_of_pem_file(pki("ecdsa.pem"));
+
+  SECTION("PKCS#12, base64 of it, PEM key + chain, base64 of that") {
+    write_file(dir / "p12", p12);
+    write_file(dir / "pem", read_file(pki("ecdsa.key")) + read_file(pki("ecdsa-chain.pem")));
+    openssl({"base64", "-in", dir / "p12", "-out", dir / "p12.b64"});
+    openssl({"base64", "-in", dir / "pem", "-out", dir / "pem.b64"});
+    const std::vector<std::pair<std::string, std::string>> files{
+        {dir / "p12", kPassword},
+        {dir / "p12.b64", kPassword},
+        {dir / "pem", ""},
+        {dir / "pem.b64", ""},
+    };
+    for (const auto& [file, password] : files) {
+      INFO(file);
+      auto watcher =
+          getcert::grpc_tls::IdentityWatcher::start(keystore(file, password), fast_watch());
+      if (!watcher) FAIL(watcher.error().message);
+      CHECK((*watcher)->current_leaf().sha256 == leaf);
+      const std::string copy = read_file((*watcher)->pem_path());
+      CHECK(copy.rfind("-----BEGIN PRIVATE KEY-----", 0) == 0);
+      CHECK(getcert::test::certificate_block_list(copy).size() == 2);  // leaf + intermediate
+    }
+  }
+  SECTION("a wrong password the first time") {
+    write_file(dir / "p12", p12);
+    auto watcher = getcert::grpc_tls::IdentityWatcher::start(keystore(dir / "p12", "nope"));
+    REQUIRE_FALSE(watcher);
+    CHECK(watcher.error().code == Errc::wrong_password);
+    CHECK_THAT(watcher.error().message, Contains(dir / "p12"));
+  }
+  SECTION("a missing file") {
+    auto watcher = getcert::grpc_tls::IdentityWatcher::start(keystore(dir / "absent.p12"));
+    REQUIRE_FALSE(watcher);
+    CHECK(watcher.error().code == Errc::io_error);
+  }
+  SECTION("the password from a file, read again at each reload") {
+    write_file(dir / "p12", p12);
+    write_file(dir / "password", std::string(kPassword) + "\n");
+    KeystoreSource source;
+    source.path = dir / "p12";
+    source.password.file = dir / "password";
+    Reports reports;
+    auto watcher = getcert::grpc_tls::IdentityWatcher::start(source, fast_watch(&reports));
+    if (!watcher) FAIL(watcher.error().message);
+    CHECK((*watcher)->current_leaf().sha256 == leaf);
+
+    // The CA re-issues the store under a new password; the password file follows.
+    const auto next = issue(dir, "next", "next server", Kind::server_leaf, pki("intermediate.pem"),
+                            pki("intermediate.key"));
+    replace_file(dir / "p12", make_p12(dir, next.key, next.pem, pki("intermediate.pem"), "new"));
+    REQUIRE(reports.wait_for(1));
+    // Seen before the password file changed: rejected once, then loaded with the new one.
+    if (reports.events()[0].outcome == ReloadOutcome::rejected) {
+      CHECK(reports.events()[0].error.code == Errc::wrong_password);
+    }
+    write_file(dir / "password", std::string("new\n"));
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while ((*watcher)->generation() < 2 && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(20ms);
+    }
+    CHECK((*watcher)->current_leaf().sha256 == sha256_of_pem_file(next.pem));
+    CHECK(reports.events().back().outcome == ReloadOutcome::loaded);
+    CHECK(reports.events().size() <= 2);
+  }
+}
