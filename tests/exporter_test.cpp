@@ -12,6 +12,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -262,7 +263,7 @@ TEST_CASE("a bad config is refused at start with file, line and key", "[exporter
   CHECK_THAT(ok.out, Catch::Contains("1 module: tls"));
 }
 
-TEST_CASE("reload by POST and SIGHUP; a bad reload keeps the running config", "[exporter]") {
+TEST_CASE("reload by POST and SIGHUP, and a bad reload keeps the running config", "[exporter]") {
   REQUIRE_TOOL(have_openssl(), "openssl");
   TempDir dir;
   auto valid = start_openssl_server(pki_chain("rsa"));
@@ -301,7 +302,7 @@ TEST_CASE("reload by POST and SIGHUP; a bad reload keeps the running config", "[
   CHECK(reloaded);
 }
 
-TEST_CASE("past --max-concurrent-probes a probe gets 503; SIGTERM finishes probes in flight",
+TEST_CASE("past --max-concurrent-probes a probe gets 503, and SIGTERM finishes probes in flight",
           "[exporter]") {
   TempDir dir;
   HostilePeer stalled(HostilePeer::Behavior::silent);
@@ -595,4 +596,78 @@ TEST_CASE("the status page shows modules and recent probes in a real browser",
                              "class=\"reason\">expired</td>"));
   CHECK_THAT(page.out, Catch::Contains("file:///nonexistent/&lt;b&gt;bold&lt;/b&gt;"));
   CHECK_THAT(page.out, !Catch::Contains("<b>bold</b>"));
+}
+
+TEST_CASE("listener TLS and bcrypt basic auth from a web config, JSON logs without secrets",
+          "[exporter]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  REQUIRE_TOOL(have_tool("python3"), "python3");
+  TempDir dir;
+  // A bcrypt hash made by another implementation (Python's crypt, i.e. libxcrypt, cost 4).
+  const auto hash = run({"python3", "-W", "ignore", "-c",
+                         "import crypt; print(crypt.crypt('right-password', "
+                         "crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))"});
+  if (hash.exit_code != 0 || hash.out.rfind("$2", 0) != 0) {
+    GETCERT_SKIP("python3 cannot make a bcrypt hash here");
+  }
+  const std::string bcrypt = hash.out.substr(0, hash.out.find('\n'));
+  write_file(dir / "web.yml", "tls_server_config:\n  cert_file: " + pki("rsa-chain.pem") +
+                                  "\n  key_file: " + pki("rsa.key") +
+                                  "\nbasic_auth_users:\n  prometheus: " + bcrypt + "\n");
+  const auto p12 =
+      run({GETCERT_TEST_OPENSSL, "pkcs12", "-export", "-in", pki("client-chain.pem"), "-inkey",
+           pki("client.key"), "-passout", "pass:secret-p12", "-out", dir / "client.p12"});
+  REQUIRE(p12.exit_code == 0);
+  const std::string config =
+      write_config(dir, "modules:\n  mtls:\n    ca_file: " + pki("ca-bundle.pem") +
+                            "\n    client:\n      keystore_file: " + (dir / "client.p12") +
+                            "\n      password_env: P12_PASSWORD\n");
+  Exporter exporter(config, {"--web-config-file", dir / "web.yml", "--log-format", "json"});
+
+  httplib::SSLClient tls("127.0.0.1", exporter.port());
+  tls.set_ca_cert_path(pki("ca-bundle.pem").c_str());
+  tls.enable_server_certificate_verification(true);
+  auto res = tls.Get("/metrics");
+  REQUIRE(res);
+  CHECK(res->status == 401);
+  tls.set_basic_auth("prometheus", "wrong-password");
+  res = tls.Get("/metrics");
+  REQUIRE(res);
+  CHECK(res->status == 401);
+  tls.set_basic_auth("prometheus", "right-password");
+  res = tls.Get("/metrics");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  // mTLS: s_server asks for a client certificate and the module's PKCS#12 identity answers.
+  OpenSslServerOptions mtls;
+  mtls.served = pki_chain("rsa");
+  mtls.extra_args = {"-verify", "1", "-CAfile", pki("ca-bundle.pem")};
+  auto server = start_openssl_server(mtls);
+  res = tls.Get(("/probe?module=mtls&target=localhost:" + std::to_string(server.port())).c_str());
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(sample(res->body, R"(getcert_probe_success\{reason="ok"\})") == 1.0);
+  CHECK(sample(res->body, "getcert_client_certificate_requested") == 1.0);
+  // Plain HTTP to the TLS listener gets no answer.
+  httplib::Client plain("127.0.0.1", exporter.port());
+  plain.set_read_timeout(5, 0);
+  const auto refused = plain.Get("/metrics");
+  CHECK((!refused || refused->status != 200));
+
+  REQUIRE(::kill(exporter.process().pid(), SIGTERM) == 0);
+  CHECK(exporter.process().wait_for(std::chrono::seconds(10)) == kExitOk);
+  const std::string log = exporter.process().stderr_text();
+  std::size_t lines = 0;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line); ++lines) {
+    INFO(line);
+    const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    REQUIRE(j.is_object());
+    CHECK(j.contains("time"));
+    CHECK(j.contains("level"));
+    CHECK(j.contains("msg"));
+  }
+  CHECK(lines >= 3);  // listening, the probe, stopped
+  CHECK_THAT(log, !Catch::Contains("secret-p12") && !Catch::Contains("right-password") &&
+                      !Catch::Contains(bcrypt));
 }
