@@ -2,8 +2,10 @@
 
 // TLS for the listener (web config): cpp-httplib's SSLServer (Debian's build has OpenSSL).
 #include <httplib.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -198,6 +200,7 @@ class Exporter {
       log_.error("cannot listen on " + options_.listen + ": " + std::strerror(errno));
       return kExitNetwork;
     }
+    widen_backlog(listen->second);
     log_.info("listening", {{"address", options_.listen},
                             {"config", config()->path},
                             {"modules", std::to_string(config()->modules.size())},
@@ -217,6 +220,27 @@ class Exporter {
   std::shared_ptr<const Config> config() const {
     const std::lock_guard lock(config_mutex_);
     return config_;
+  }
+
+  // cpp-httplib listens with a backlog of 5, compiled into Debian's shared library: a burst of
+  // scrapes (Prometheus starts every target's scrape at once after a restart) would have its
+  // connections dropped and retried a second later. listen() again on the listening socket only
+  // changes its backlog; the socket is the one bound to our port that accepts connections.
+  static void widen_backlog(int port) {
+    for (int fd = 0; fd < 1024; ++fd) {
+      int accepting = 0;
+      socklen_t len = sizeof(accepting);
+      if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || accepting == 0) {
+        continue;
+      }
+      sockaddr_storage addr{};
+      socklen_t addr_len = sizeof(addr);
+      if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) continue;
+      const auto bound_port = addr.ss_family == AF_INET6
+                                  ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
+                                  : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+      if (bound_port == port) (void)::listen(fd, SOMAXCONN);
+    }
   }
 
   void warn_without_allow_list(const Config& c) {
