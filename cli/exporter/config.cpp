@@ -74,7 +74,7 @@ Result<void> only_keys(const ConfigError& err, const YAML::Node& map, const std:
   if (!map.IsMap()) return err.at(map, where, "must be a mapping");
   for (const auto& entry : map) {
     const auto key = entry.first.Scalar();
-    if (known.count(key) == 0) {
+    if (!known.contains(key)) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
       return err.at(entry.first, where + "." + key, "unknown key (known: " + list + ")");
@@ -134,7 +134,7 @@ Result<std::string> secret_from(const std::string& file, const std::string& env,
 std::string slurp(const std::string& path, bool& ok) {
   std::ifstream in(path, std::ios::binary);
   ok = static_cast<bool>(in);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 // Loads the identity now, so a wrong password or a missing file stops the start (or the

@@ -4,9 +4,9 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <atomic>
 #include <condition_variable>
