@@ -739,3 +739,34 @@ TEST_CASE("under load with stalled targets, descriptors and memory stay bounded"
   CHECK(std::get<2>(load.get()) == 0);
   CHECK(gauge("getcert_exporter_config_last_reload_successful") == 1.0);
 }
+
+TEST_CASE("bad query strings, oversized requests and slow clients are turned away", "[exporter]") {
+  TempDir dir;
+  Exporter exporter(write_config(dir, "modules:\n  tls:\n    timeout: 2s\n"));
+  // Targets that do not parse: 400 with the reason, nothing dialled.
+  for (const char* target : {"host:99999", "[::1", "a b:443", "host:-1", "file://relative"}) {
+    INFO(target);
+    CHECK(exporter.probe(target, "tls").first == 400);
+  }
+  auto c = exporter.client();
+  // A URI longer than cpp-httplib's 8 KiB limit: 414, and the server goes on.
+  const auto huge = c.Get(("/probe?module=tls&target=" + std::string(9000, 'a')).c_str());
+  REQUIRE(huge);
+  CHECK(huge->status == 414);
+  // A body past the 4 KiB payload limit: 413.
+  const auto body = c.Post("/-/reload", std::string(8192, 'x'), "text/plain");
+  REQUIRE(body);
+  CHECK(body->status == 413);
+  // A slow-loris client that sends half a request line and stops is dropped (read timeout),
+  // and meanwhile everyone else is served.
+  REQUIRE_TOOL(have_tool("bash"), "bash");
+  const auto loris = run({"bash", "-c",
+                          "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(exporter.port()) +
+                              "; printf 'GET /metr' >&3; timeout 15 cat <&3; echo closed"},
+                         std::chrono::seconds(20));
+  CHECK_THAT(loris.out, Catch::Contains("closed"));
+  CHECK(loris.elapsed < std::chrono::seconds(12));
+  const auto metrics = c.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->status == 200);
+}
