@@ -137,13 +137,14 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
       "Run 'getcert SUBCOMMAND --help' for a subcommand's options and examples.\n"
       "Exit codes: 0 ok, 2 usage, 3 network/timeout, 4 TLS handshake, 5 verification "
       "failed,\n  6 expiring soon, 7 wrong password, 8 malformed input, 9 unsupported, "
-      "10 output exists, 11 I/O error");
+      "10 output exists, 11 I/O error,\n  12 not in this build (serve in the static binary)");
 
   // fetch first: it is the default subcommand.
   std::vector<std::unique_ptr<Command>> all;
   all.push_back(make_fetch_command());
   all.push_back(make_p12_command());
   all.push_back(make_show_command());
+  all.push_back(make_serve_command());
   const std::vector<std::unique_ptr<Command>> commands = needed_commands(raw_args, std::move(all));
   std::vector<std::pair<CLI::App*, Command*>> table;
   for (auto& c : commands) {

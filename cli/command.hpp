@@ -54,5 +54,6 @@ class Command {
 std::unique_ptr<Command> make_fetch_command();
 std::unique_ptr<Command> make_p12_command();
 std::unique_ptr<Command> make_show_command();
+std::unique_ptr<Command> make_serve_command();
 
 }  // namespace getcert::cli

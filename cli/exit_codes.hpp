@@ -18,6 +18,7 @@ enum ExitCode : int {
   kExitUnsupported = 9,    // valid input using an algorithm getcert does not implement
   kExitOutputExists = 10,  // refusing to overwrite an existing file (use --force)
   kExitIo = 11,            // cannot read or write a local file
+  kExitUnavailable = 12,   // this build leaves the command out (serve in the static binary)
 };
 
 inline int exit_code_for(Errc code) noexcept {

@@ -1,0 +1,290 @@
+#include "exporter/probe.hpp"
+
+#include <fnmatch.h>
+#include <glob.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "getcert/keystore.hpp"
+#include "getcert/pkcs12.hpp"
+#include "internal/owners.hpp"
+#include "p12_input.hpp"
+#include "password.hpp"
+
+namespace getcert::cli::exporter {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Prometheus's scrape timeout header is cut by this much, as blackbox_exporter's
+// --timeout-offset does by default, so the answer (and its transfer) fits in the scrape.
+constexpr std::chrono::milliseconds kScrapeMargin{500};
+// Below this a probe cannot even finish a handshake on loopback; a shorter bound would turn
+// every answer into a timeout that says nothing about the target.
+constexpr std::chrono::milliseconds kMinProbeTimeout{100};
+// A file:// glob may match a whole directory tree by mistake; the answer must stay small.
+constexpr std::size_t kMaxFiles = 256;
+// A certificate file or key store is a few KiB; a Java trust store a few hundred.
+constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{16} * 1024 * 1024;
+constexpr std::string_view kFileScheme = "file://";
+
+std::vector<std::uint8_t> address_bytes(const sockaddr* sa) {
+  if (sa->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+    const auto* b = reinterpret_cast<const std::uint8_t*>(&in->sin_addr);
+    return {b, b + 4};
+  }
+  if (sa->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    const auto* b = reinterpret_cast<const std::uint8_t*>(&in6->sin6_addr);
+    return {b, b + 16};
+  }
+  return {};
+}
+
+bool in_any_cidr(const AllowList& allow, const std::vector<std::uint8_t>& addr) {
+  return std::any_of(allow.cidrs.begin(), allow.cidrs.end(),
+                     [&](const Cidr& c) { return cidr_contains(c, addr); });
+}
+
+bool matches_any(const std::vector<std::string>& patterns, const std::string& text, int flags) {
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) {
+    return fnmatch(p.c_str(), text.c_str(), flags) == 0;
+  });
+}
+
+// Every address `host` resolves to lies in the allowed ranges. A name that resolves to one
+// allowed and one forbidden address is refused: the dialer may try either.
+bool resolves_inside(const AllowList& allow, const std::string& host) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* raw = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &raw) != 0) return false;
+  const internal::AddrinfoPtr found(raw);
+  bool all = found != nullptr;
+  for (const addrinfo* a = found.get(); a != nullptr; a = a->ai_next) {
+    all = all && in_any_cidr(allow, address_bytes(a->ai_addr));
+  }
+  return all;
+}
+
+std::string reason_of(const Verification& v) {
+  if (!v.errors.empty()) return std::string(to_string(v.errors.front().code));
+  return std::string(to_string(v.verdict));
+}
+
+std::optional<std::vector<std::uint8_t>> read_small_file(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > kMaxFileBytes) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+// The certificates of one file: PEM, DER or PKCS#7 directly; PKCS#12, JKS and JCEKS through
+// the key store reader (each identity's leaf and chain, then the other certificates).
+Result<std::vector<Certificate>> certificates_in(const std::vector<std::uint8_t>& bytes,
+                                                 const std::string& path, const Module& module) {
+  if (looks_like_keystore(bytes)) {
+    PasswordArgs args;
+    args.file = module.file_password_file.value_or("");
+    args.env = module.file_password_env.value_or("");
+    std::istringstream no_input;
+    std::ostringstream sink;
+    Terminal none{no_input, sink, sink};
+    auto password = read_password(args, none);
+    if (!password) return tl::unexpected(password.error());
+    pkcs12::KeystoreOptions options;
+    if (*password) options.password = Secret(**password);
+    // A trust store (Java's cacerts) is listed without its password, as keytool -list does.
+    options.list_without_password = true;
+    auto store = pkcs12::read_keystore(bytes, options);
+    if (!store) return fail(store.error().code, path + ": " + store.error().message);
+    std::vector<Certificate> out;
+    for (const auto& id : store->bundle.identities) {
+      if (id.leaf) out.push_back(*id.leaf);
+      out.insert(out.end(), id.chain.begin(), id.chain.end());
+    }
+    out.insert(out.end(), store->bundle.extra_certs.begin(), store->bundle.extra_certs.end());
+    return out;
+  }
+  auto certs = parse_certificates(bytes);
+  if (!certs) return fail(certs.error().code, path + ": " + certs.error().message);
+  return certs;
+}
+
+ProbeOutcome probe_files(const std::string& pattern, const Module& module) {
+  ProbeOutcome out;
+  glob_t g{};
+  const int rc = glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g);
+  std::vector<std::string> paths;
+  if (rc == 0) {
+    for (std::size_t i = 0; i < g.gl_pathc && paths.size() <= kMaxFiles; ++i) {
+      paths.emplace_back(g.gl_pathv[i]);
+    }
+  }
+  globfree(&g);
+  std::sort(paths.begin(), paths.end());
+  if (paths.empty()) {
+    out.reason = "no_file";
+    return out;
+  }
+  if (paths.size() > kMaxFiles) {
+    out.reason = "too_many_files";
+    return out;
+  }
+  const std::int64_t now = std::time(nullptr);
+  bool all_read = true;
+  bool any_expired = false;
+  std::int64_t earliest = INT64_MAX;
+  for (const auto& path : paths) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    auto bytes = read_small_file(path);
+    if (!bytes) {
+      all_read = false;
+      continue;
+    }
+    auto certs = certificates_in(*bytes, path, module);
+    if (!certs) {
+      all_read = false;
+      continue;
+    }
+    FileChain f;
+    f.path = path;
+    f.certificates = std::move(*certs);
+    if (!f.certificates.empty()) {
+      VerifyOptions options = module.fetch.verify;
+      options.name.clear();
+      options.fetch_missing = false;  // a file probe stays offline
+      options.check_revocation = false;
+      auto v = verify_chain(f.certificates, options);
+      if (v) f.verification = std::move(*v);
+    }
+    for (const auto& c : f.certificates) {
+      any_expired = any_expired || c.not_after < now || c.not_before > now;
+      earliest = std::min(earliest, c.not_after);
+    }
+    out.files.push_back(std::move(f));
+  }
+  if (!all_read) {
+    out.reason = "unreadable_file";
+  } else if (out.files.empty()) {
+    out.reason = "no_certificate";
+  } else if (any_expired) {
+    out.reason = "expired";
+  } else if (module.expiry_window_seconds && earliest < now + *module.expiry_window_seconds) {
+    out.reason = "expires_soon";
+  } else {
+    out.success = true;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::chrono::milliseconds probe_timeout(const Module& module,
+                                        std::optional<double> scrape_timeout_seconds) {
+  auto bound = module.fetch.connect.timeout;
+  if (scrape_timeout_seconds && *scrape_timeout_seconds > 0 && *scrape_timeout_seconds < 1e6) {
+    const auto scrape =
+        std::chrono::milliseconds(static_cast<std::int64_t>(*scrape_timeout_seconds * 1000.0)) -
+        kScrapeMargin;
+    bound = std::min(bound, scrape);
+  }
+  return std::max(bound, kMinProbeTimeout);
+}
+
+std::optional<ProbeRefusal> check_allowed(const std::string& target, const Module& module,
+                                          const AllowList& allow) {
+  if (target.empty()) return ProbeRefusal{400, "target parameter is missing"};
+  if (target.rfind(kFileScheme, 0) == 0) {
+    const std::string path = target.substr(kFileScheme.size());
+    if (path.empty() || path[0] != '/') {
+      return ProbeRefusal{400, "a file target is file:///absolute/path"};
+    }
+    const bool ends_up = path.size() >= 3 && path.compare(path.size() - 3, 3, "/..") == 0;
+    if (path.find("/../") != std::string::npos || ends_up) {
+      return ProbeRefusal{400, "a file target may not contain '..'"};
+    }
+    if (allow.present && !matches_any(allow.file_patterns, path, FNM_PATHNAME)) {
+      return ProbeRefusal{403, "file target not in the allow list"};
+    }
+    return std::nullopt;
+  }
+  auto endpoint = parse_endpoint(target, module.default_port);
+  if (!endpoint) return ProbeRefusal{400, endpoint.error().message};
+  if (!allow.present) return std::nullopt;
+  const bool port_ok = allow.ports.empty() ||
+                       std::any_of(allow.ports.begin(), allow.ports.end(), [&](const auto& range) {
+                         return endpoint->port >= range.first && endpoint->port <= range.second;
+                       });
+  if (!port_ok) return ProbeRefusal{403, "port " + std::to_string(endpoint->port) + " not allowed"};
+  if (matches_any(allow.host_patterns, endpoint->host, 0)) return std::nullopt;
+  if (!allow.cidrs.empty()) {
+    if (endpoint->is_ip) {
+      auto cidr = parse_cidr(endpoint->host);
+      if (cidr && in_any_cidr(allow, cidr->address)) return std::nullopt;
+    } else if (module.fetch.connect.proxy.empty() && resolves_inside(allow, endpoint->host)) {
+      return std::nullopt;
+    }
+  }
+  return ProbeRefusal{403, "target not in the allow list"};
+}
+
+ProbeOutcome run_probe(const std::string& target, const Module& module,
+                       std::chrono::milliseconds timeout) {
+  const auto started = Clock::now();
+  ProbeOutcome out;
+  if (target.rfind(kFileScheme, 0) == 0) {
+    out = probe_files(target.substr(kFileScheme.size()), module);
+  } else {
+    FetchOptions options = module.fetch;
+    options.connect.timeout = timeout;
+    options.connect.connect_timeout = std::min(options.connect.connect_timeout, timeout);
+    if (!module.verify_name) options.verify.name.clear();
+    std::vector<StepTiming> steps;
+    options.on_step = [&steps](const StepTiming& t) { steps.push_back(t); };
+    auto endpoint = parse_endpoint(target, module.default_port);
+    if (!endpoint) {
+      out.reason = std::string(to_string(endpoint.error().code));
+    } else {
+      auto result = fetch(*endpoint, options);
+      out.timings = std::move(steps);
+      if (!result) {
+        out.reason = std::string(to_string(result.error().code));
+      } else {
+        const Verification& v = result->verification;
+        if (!v.ok) {
+          out.reason = reason_of(v);
+        } else {
+          const auto& chain = v.verified_chain.empty() ? result->presented_chain : v.verified_chain;
+          std::int64_t earliest = INT64_MAX;
+          for (const auto& c : chain) earliest = std::min(earliest, c.not_after);
+          if (module.expiry_window_seconds &&
+              earliest < std::time(nullptr) + *module.expiry_window_seconds) {
+            out.reason = "expires_soon";
+          } else {
+            out.success = true;
+          }
+        }
+        out.fetched = std::move(*result);
+      }
+    }
+  }
+  out.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started);
+  return out;
+}
+
+}  // namespace getcert::cli::exporter

@@ -1,0 +1,772 @@
+// `getcert serve` against real parts: the built binary on a free loopback port, probing
+// openssl s_server instances that present the test PKI's valid, expired, wrong-name and
+// untrusted chains, certificate files and key stores on disk, and a stalled peer.
+
+#include <httplib.h>
+#include <signal.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <ctime>
+#include <future>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <tuple>
+
+#include "support/files.hpp"
+#include "support/hostile_peer.hpp"
+#include "support/net.hpp"
+#include "support/process.hpp"
+#include "support/skip.hpp"
+#include "support/tls_servers.hpp"
+
+using namespace getcert::test;  // NOLINT(google-build-using-namespace)
+
+namespace {
+
+// Exit codes of `getcert serve` (README "Exit codes"), restated so a renumbering breaks this.
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 2;
+
+// A `getcert serve` on a free loopback port, stopped (SIGKILL) when it goes away.
+class Exporter {
+ public:
+  explicit Exporter(const std::string& config, std::vector<std::string> extra = {}) {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      port_ = free_port();
+      std::vector<std::string> argv{GETCERT_BINARY, "serve", "--listen",
+                                    "127.0.0.1:" + std::to_string(port_)};
+      if (!config.empty()) {
+        argv.emplace_back("--config");
+        argv.push_back(config);
+      }
+      argv.insert(argv.end(), extra.begin(), extra.end());
+      SpawnOptions options;
+      options.die_with_parent = true;
+      options.extra_env = {"P12_PASSWORD=secret-p12"};
+      process_.emplace(Process::spawn(argv, options));
+      if (wait_for_port("127.0.0.1", port_, std::chrono::seconds(10), &*process_)) return;
+      process_->kill();
+    }
+    FAIL("getcert serve did not start: " << process_->stderr_text());
+  }
+  std::uint16_t port() const { return port_; }
+  Process& process() { return *process_; }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(30, 0);
+    return c;
+  }
+  // GET /probe; the status and the body.
+  std::pair<int, std::string> probe(const std::string& target, const std::string& module,
+                                    const httplib::Headers& headers = {}) const {
+    auto c = client();
+    const auto res =
+        c.Get(("/probe?target=" + httplib::detail::encode_query_param(target) + "&module=" + module)
+                  .c_str(),
+              headers);
+    REQUIRE(res);
+    return {res->status, res->body};
+  }
+
+ private:
+  std::uint16_t port_ = 0;
+  std::optional<Process> process_;
+};
+
+// The value of the first sample whose name and labels match `pattern` (a regex over the
+// "name{labels}" part), or nullopt.
+std::optional<double> sample(const std::string& body, const std::string& pattern) {
+  const std::regex line("^(" + pattern + ") (\\S+)$", std::regex::multiline);
+  std::smatch m;
+  if (!std::regex_search(body, m, line)) return std::nullopt;
+  return std::stod(m[m.size() - 1].str());
+}
+
+std::string write_config(const TempDir& dir, const std::string& text) {
+  const std::string path = dir / "exporter.yml";
+  write_file(path, text);
+  return path;
+}
+
+std::string tls_config(const TempDir& dir) {
+  return write_config(dir, "modules:\n  tls:\n    ca_file: " + pki("ca-bundle.pem") +
+                               "\n    timeout: 5s\n  short:\n    ca_file: " + pki("ca-bundle.pem") +
+                               "\n    timeout: 2s\n");
+}
+
+bool have_promtool() { return have_tool("promtool"); }
+
+}  // namespace
+
+TEST_CASE("a probe answers every series for valid, expired, misnamed and untrusted chains",
+          "[exporter]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  TempDir dir;
+  auto valid = start_openssl_server(pki_chain("rsa"));
+  auto expired = start_openssl_server(pki_chain("expired"));
+  auto wrong = start_openssl_server(pki_chain("wronghost"));
+  auto untrusted = start_openssl_server(pki_chain("untrusted"));
+  Exporter exporter(tls_config(dir));
+  const auto now = static_cast<double>(std::time(nullptr));
+
+  auto [status, body] = exporter.probe("localhost:" + std::to_string(valid.port()), "tls");
+  CHECK(status == 200);
+  CHECK(sample(body, R"(getcert_probe_success\{reason="ok"\})") == 1.0);
+  CHECK(sample(body, R"(getcert_tls_version_info\{version="TLSv1\.3"\})") == 1.0);
+  CHECK(sample(body, R"(getcert_tls_cipher_info\{cipher="TLS_\w+"\})") == 1.0);
+  // Leaf, intermediate and root of the verified chain; leaf and intermediate as presented.
+  CHECK(sample(
+      body,
+      R"(getcert_cert_not_after_seconds\{chain="presented",depth="0",serial="[0-9A-F]+",subject_cn="rsa\.test",issuer_cn="[^"]+",sha256="[0-9A-F]{64}"\})"));
+  CHECK(sample(body, R"(getcert_cert_not_before_seconds\{chain="verified",depth="2",[^}]*\})"));
+  CHECK_FALSE(
+      sample(body, R"(getcert_cert_not_after_seconds\{chain="presented",depth="2",[^}]*\})"));
+  CHECK(sample(body, R"(getcert_verification_info\{verdict="valid",problems="",[^}]*\})") == 1.0);
+  CHECK(sample(body, R"(getcert_client_certificate_requested)") == 0.0);
+  CHECK(sample(body, R"(getcert_ocsp_staple_present)") == 0.0);
+  CHECK(sample(body, R"(getcert_probe_step_duration_seconds\{step="handshake"\})"));
+  CHECK(sample(body, R"(getcert_chain_expiry_seconds)") > now);
+
+  std::tie(status, body) = exporter.probe("localhost:" + std::to_string(expired.port()), "tls");
+  CHECK(status == 200);
+  CHECK(sample(body, R"(getcert_probe_success\{reason="expired"\})") == 0.0);
+  const auto not_after = sample(
+      body,
+      R"(getcert_cert_not_after_seconds\{chain="presented",depth="0",[^}]*subject_cn="expired\.test"[^}]*\})");
+  REQUIRE(not_after);
+  CHECK(*not_after < now);
+  CHECK(sample(body, R"(getcert_verification_problem\{code="expired",depth="0"\})") == 1.0);
+
+  std::tie(status, body) = exporter.probe("localhost:" + std::to_string(wrong.port()), "tls");
+  CHECK(sample(body, R"(getcert_probe_success\{reason="hostname_mismatch"\})") == 0.0);
+  // Trusted, only misnamed: the verified chain is still there.
+  CHECK(sample(
+      body,
+      R"(getcert_cert_not_after_seconds\{chain="verified",depth="0",[^}]*subject_cn="other\.example"[^}]*\})"));
+
+  std::tie(status, body) = exporter.probe("localhost:" + std::to_string(untrusted.port()), "tls");
+  const auto reason = std::regex_search(
+      body,
+      std::regex(
+          R"re(getcert_probe_success\{reason="(unknown_issuer|untrusted_root|self_signed)"\} 0)re"));
+  CHECK(reason);
+  CHECK(sample(
+      body,
+      R"(getcert_cert_not_after_seconds\{chain="presented",depth="0",[^}]*subject_cn="untrusted\.test"[^}]*\})"));
+  CHECK_FALSE(sample(body, R"(getcert_cert_not_after_seconds\{chain="verified"[^}]*\})"));
+
+  if (have_promtool()) {
+    const auto lint = run_with_input({"promtool", "check", "metrics"}, body);
+    CHECK(lint.exit_code == 0);
+    INFO(lint.out << lint.err);
+  }
+
+  // A target nobody listens on: success 0 with the error as the reason, still HTTP 200.
+  std::tie(status, body) = exporter.probe("127.0.0.1:" + std::to_string(closed_port()), "tls");
+  CHECK(status == 200);
+  CHECK(sample(body, R"(getcert_probe_success\{reason="connect_failed"\})") == 0.0);
+
+  // Unknown module and missing target: 400, as blackbox_exporter answers.
+  CHECK(exporter.probe("localhost:1", "nope").first == 400);
+  CHECK(exporter.probe("", "tls").first == 400);
+
+  // The exporter's own metrics count what happened.
+  auto c = exporter.client();
+  const auto metrics = c.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(sample(metrics->body, R"(getcert_exporter_probes_total\{module="tls",success="true"\})") ==
+        1.0);
+  CHECK(sample(metrics->body, R"(getcert_exporter_probes_total\{module="tls",success="false"\})") ==
+        4.0);
+  CHECK(sample(metrics->body, R"(getcert_exporter_probes_in_flight)") == 0.0);
+  CHECK(sample(metrics->body, R"(process_open_fds)") > 0.0);
+}
+
+TEST_CASE("file:// targets read PEM, DER and PKCS#12 files through a glob", "[exporter]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  TempDir dir;
+  TempDir certs;
+  write_file(certs / "a.pem", read_file(pki("rsa-chain.pem")));
+  const auto der = run({GETCERT_TEST_OPENSSL, "x509", "-in", pki("expired.pem"), "-outform", "DER",
+                        "-out", certs / "b.der"});
+  REQUIRE(der.exit_code == 0);
+  const auto p12 =
+      run({GETCERT_TEST_OPENSSL, "pkcs12", "-export", "-in", pki("ecdsa-chain.pem"), "-inkey",
+           pki("ecdsa.key"), "-passout", "pass:secret-p12", "-out", certs / "c.p12"});
+  REQUIRE(p12.exit_code == 0);
+  const std::string config =
+      write_config(dir, "modules:\n  files:\n    ca_file: " + pki("ca-bundle.pem") +
+                            "\n    file_password_env: P12_PASSWORD\n");
+  Exporter exporter(config);
+
+  auto [status, body] = exporter.probe("file://" + certs.path().string() + "/a.pem", "files");
+  CHECK(status == 200);
+  CHECK(sample(body, R"(getcert_probe_success\{reason="ok"\})") == 1.0);
+  CHECK(sample(
+      body,
+      R"(getcert_cert_not_after_seconds\{file="[^"]*/a\.pem",chain="verified",depth="2",[^}]*\})"));
+
+  std::tie(status, body) = exporter.probe("file://" + certs.path().string() + "/*", "files");
+  CHECK(sample(body, R"(getcert_probe_success\{reason="expired"\})") == 0.0);
+  CHECK(sample(
+      body,
+      R"(getcert_cert_not_after_seconds\{file="[^"]*/b\.der",chain="presented",depth="0",[^}]*subject_cn="expired\.test"[^}]*\})"));
+  CHECK(sample(
+      body,
+      R"(getcert_cert_not_after_seconds\{file="[^"]*/c\.p12",chain="presented",depth="0",[^}]*subject_cn="ecdsa\.test"[^}]*\})"));
+
+  std::tie(status, body) = exporter.probe("file://" + certs.path().string() + "/none*", "files");
+  CHECK(sample(body, R"(getcert_probe_success\{reason="no_file"\})") == 0.0);
+  CHECK(exporter.probe("file://relative/path", "files").first == 400);
+}
+
+TEST_CASE("a bad config is refused at start with file, line and key", "[exporter]") {
+  TempDir dir;
+  struct Case {
+    const char* yaml;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"modules:\n  tls:\n    timout: 5s\n", ":3: modules.tls.timout: unknown key"},
+      {"modules:\n  tls:\n    timeout: soon\n",
+       ":3: modules.tls.timeout: 'soon' is not a duration"},
+      {"modules:\n  tls:\n    protocol: gopher\n",
+       ":3: modules.tls.protocol: 'gopher' is not one of"},
+      {"modules:\n  tls: {\n", "not valid YAML"},
+      {"modules: {}\n", "modules: must map at least one module name"},
+      {"modules:\n  tls:\n    pins: [nope]\n", "modules.tls: --pin takes sha256/"},
+      {"modules:\n  m:\n    client:\n      keystore_file: /nonexistent.p12\n",
+       ":4: modules.m.client.keystore_file: cannot read /nonexistent.p12"},
+      {"modules:\n  m: {}\nallow:\n  cidrs: [10.0.0.0/33]\n",
+       ":4: allow.cidrs[0]: '10.0.0.0/33' is not an address or CIDR"},
+  };
+  for (const auto& c : cases) {
+    const std::string path = write_config(dir, c.yaml);
+    const auto check = run({GETCERT_BINARY, "serve", "--config", path, "--check-config"});
+    INFO(c.yaml);
+    CHECK(check.exit_code == kExitUsage);
+    CHECK_THAT(check.err, Catch::Contains(path + "") && Catch::Contains(c.message));
+    // The server itself refuses to start on the same file, with the same exit code.
+    const auto start = run({GETCERT_BINARY, "serve", "--config", path, "--listen",
+                            "127.0.0.1:" + std::to_string(free_port())},
+                           std::chrono::seconds(10));
+    CHECK(start.exit_code == kExitUsage);
+    CHECK_THAT(start.err, Catch::Contains(c.message));
+  }
+  const std::string good = write_config(dir, "modules:\n  tls:\n    timeout: 5s\n");
+  const auto ok = run({GETCERT_BINARY, "serve", "--config", good, "--check-config"});
+  CHECK(ok.exit_code == kExitOk);
+  CHECK_THAT(ok.out, Catch::Contains("1 module: tls"));
+}
+
+TEST_CASE("reload by POST and SIGHUP, and a bad reload keeps the running config", "[exporter]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  TempDir dir;
+  auto valid = start_openssl_server(pki_chain("rsa"));
+  const std::string target = "localhost:" + std::to_string(valid.port());
+  const std::string ca = pki("ca-bundle.pem");
+  const std::string path = write_config(dir, "modules:\n  first:\n    ca_file: " + ca + "\n");
+  Exporter exporter(path);
+  CHECK(exporter.probe(target, "first").first == 200);
+  CHECK(exporter.probe(target, "second").first == 400);
+
+  write_config(dir, "modules:\n  second:\n    ca_file: " + ca + "\n");
+  auto c = exporter.client();
+  auto res = c.Post("/-/reload");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(exporter.probe(target, "second").first == 200);
+  CHECK(exporter.probe(target, "first").first == 400);
+
+  write_config(dir, "modules:\n  third:\n    timeout: never\n");
+  res = c.Post("/-/reload");
+  REQUIRE(res);
+  CHECK(res->status == 500);
+  CHECK_THAT(res->body, Catch::Contains(":3: modules.third.timeout"));
+  CHECK(exporter.probe(target, "second").first == 200);
+  const auto metrics = c.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(sample(metrics->body, "getcert_exporter_config_last_reload_successful") == 0.0);
+
+  write_config(dir, "modules:\n  fourth:\n    ca_file: " + ca + "\n");
+  REQUIRE(::kill(exporter.process().pid(), SIGHUP) == 0);
+  bool reloaded = false;
+  for (int i = 0; i < 50 && !reloaded; ++i) {
+    reloaded = exporter.probe(target, "fourth").first == 200;
+    if (!reloaded) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(reloaded);
+}
+
+TEST_CASE("past --max-concurrent-probes a probe gets 503, and SIGTERM finishes probes in flight",
+          "[exporter]") {
+  TempDir dir;
+  HostilePeer stalled(HostilePeer::Behavior::silent);
+  const std::string path = write_config(dir, "modules:\n  slow:\n    timeout: 3s\n");
+  Exporter exporter(path, {"--max-concurrent-probes", "1"});
+  const std::string target = "127.0.0.1:" + std::to_string(stalled.port());
+
+  auto first = std::async(std::launch::async, [&] { return exporter.probe(target, "slow"); });
+  // Wait until the first probe holds the only slot.
+  bool busy = false;
+  for (int i = 0; i < 100 && !busy; ++i) {
+    auto c = exporter.client();
+    const auto m = c.Get("/metrics");
+    busy = m && sample(m->body, "getcert_exporter_probes_in_flight") == 1.0;
+    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(busy);
+  CHECK(exporter.probe(target, "slow").first == 503);
+  // The scrape timeout header bounds the probe below the module's 3 s.
+  const auto started = std::chrono::steady_clock::now();
+  const auto [status, body] = first.get();
+  CHECK(status == 200);
+  CHECK(sample(body, R"(getcert_probe_success\{reason="timeout"\})") == 0.0);
+
+  const auto bounded_start = std::chrono::steady_clock::now();
+  const auto bounded =
+      exporter.probe(target, "slow", {{"X-Prometheus-Scrape-Timeout-Seconds", "1.5"}});
+  const auto bounded_took = std::chrono::steady_clock::now() - bounded_start;
+  CHECK(sample(bounded.second, R"(getcert_probe_success\{reason="timeout"\})") == 0.0);
+  CHECK(bounded_took < std::chrono::milliseconds(2000));
+  (void)started;
+
+  // SIGTERM while a probe runs: the probe still gets its answer, then the server exits 0.
+  auto last = std::async(std::launch::async, [&] { return exporter.probe(target, "slow"); });
+  busy = false;
+  for (int i = 0; i < 100 && !busy; ++i) {
+    auto c = exporter.client();
+    const auto m = c.Get("/metrics");
+    busy = m && sample(m->body, "getcert_exporter_probes_in_flight") == 1.0;
+    if (!busy) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(busy);
+  REQUIRE(::kill(exporter.process().pid(), SIGTERM) == 0);
+  CHECK(last.get().first == 200);
+  CHECK(exporter.process().wait_for(std::chrono::seconds(10)) == kExitOk);
+}
+
+TEST_CASE("the allow list refuses other hosts, ports and files with 403", "[exporter]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  TempDir dir;
+  auto valid = start_openssl_server(pki_chain("rsa"));
+  const std::string path =
+      write_config(dir, "modules:\n  tls:\n    ca_file: " + pki("ca-bundle.pem") +
+                            "\nallow:\n  hosts: [localhost]\n  cidrs: [127.0.0.0/8]\n  ports: [\"" +
+                            std::to_string(valid.port()) + "\"]\n  files: [\"" +
+                            dir.path().string() + "/*.pem\"]\n");
+  Exporter exporter(path);
+  const std::string port = std::to_string(valid.port());
+  CHECK(exporter.probe("localhost:" + port, "tls").first == 200);
+  CHECK(exporter.probe("127.0.0.2:" + port, "tls").first == 200);
+  CHECK(exporter.probe("localhost:1", "tls").first == 403);
+  CHECK(exporter.probe("192.0.2.1:" + port, "tls").first == 403);
+  CHECK(exporter.probe("example.invalid:" + port, "tls").first == 403);
+  CHECK(exporter.probe("file:///etc/ssl/certs/*.pem", "tls").first == 403);
+  write_file(dir / "x.pem", read_file(pki("rsa.pem")));
+  CHECK(exporter.probe("file://" + dir.path().string() + "/x.pem", "tls").first == 200);
+}
+
+namespace {
+
+// The test PKI's leaves that openssl s_server presents for the Prometheus tests: valid ones of
+// each key type and IP SAN, and every kind of failure. Each is probed as localhost:PORT and as
+// 127.0.0.1:PORT.
+const char* const kServedLeaves[] = {"rsa",       "ecdsa",     "ed25519",    "ipsan",    "expired",
+                                     "wronghost", "untrusted", "selfsigned", "expiring", "notyet"};
+
+struct Fleet {
+  std::vector<TlsServer> servers;
+  std::map<std::string, std::uint16_t> port;  // leaf name -> port
+};
+
+Fleet start_fleet() {
+  Fleet f;
+  for (const char* leaf : kServedLeaves) {
+    f.servers.push_back(start_openssl_server(pki_chain(leaf)));
+    f.port[leaf] = f.servers.back().port();
+  }
+  return f;
+}
+
+// GET a URL from a server on loopback; the body, or "" on failure.
+std::string http_get(std::uint16_t port, const std::string& path) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(30, 0);
+  const auto res = c.Get(path.c_str());
+  return res && res->status == 200 ? res->body : std::string();
+}
+
+}  // namespace
+
+TEST_CASE("a real Prometheus scrapes 22 targets through getcert serve", "[exporter][prometheus]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  REQUIRE_TOOL(have_tool("prometheus"), "prometheus");
+  TempDir dir;
+  TempDir files;
+  write_file(files / "tls.crt", read_file(pki("ecdsa-chain.pem")));
+  write_file(files / "old.crt", read_file(pki("expired.pem")));
+  Fleet fleet = start_fleet();
+  Exporter exporter(tls_config(dir));
+
+  std::string targets;
+  for (const auto& [leaf, port] : fleet.port) {
+    targets += "          - localhost:" + std::to_string(port) + "\n";
+    targets += "          - 127.0.0.1:" + std::to_string(port) + "\n";
+  }
+  targets += "          - file://" + (files / "tls.crt") + "\n";
+  targets += "          - file://" + (files / "old.crt") + "\n";
+  const std::string prometheus_yml =
+      "global:\n  scrape_interval: 2s\n  scrape_timeout: 2s\n"
+      "scrape_configs:\n  - job_name: getcert\n    metrics_path: /probe\n"
+      "    params:\n      module: [tls]\n    static_configs:\n      - targets:\n" +
+      targets +
+      "    relabel_configs:\n"
+      "      - source_labels: [__address__]\n        target_label: __param_target\n"
+      "      - source_labels: [__param_target]\n        target_label: instance\n"
+      "      - target_label: __address__\n        replacement: 127.0.0.1:" +
+      std::to_string(exporter.port()) + "\n";
+  write_file(dir / "prometheus.yml", prometheus_yml);
+
+  std::optional<Process> prometheus;
+  std::uint16_t prom_port = 0;
+  for (int attempt = 0; attempt < 5 && !prometheus; ++attempt) {
+    prom_port = free_port();
+    SpawnOptions options;
+    options.die_with_parent = true;
+    prometheus.emplace(
+        Process::spawn({"prometheus", "--config.file=" + (dir / "prometheus.yml"),
+                        "--storage.tsdb.path=" + (dir / "data"),
+                        "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+                       options));
+    if (!wait_for_port("127.0.0.1", prom_port, std::chrono::seconds(30), &*prometheus)) {
+      prometheus.reset();
+    }
+  }
+  REQUIRE(prometheus);
+
+  // Wait until every target was scraped at least once.
+  const std::string expired_instance = "localhost:" + std::to_string(fleet.port["expired"]);
+  nlohmann::json answer;
+  auto query = [&](const std::string& promql) {
+    const std::string body =
+        http_get(prom_port, "/api/v1/query?query=" + httplib::detail::encode_query_param(promql));
+    answer = body.empty() ? nlohmann::json() : nlohmann::json::parse(body);
+    return answer.is_object() && answer["status"] == "success" ? answer["data"]["result"]
+                                                               : nlohmann::json::array();
+  };
+  bool all = false;
+  for (int i = 0; i < 150 && !all; ++i) {
+    const auto r = query("count(getcert_probe_success)");
+    all = r.size() == 1 && r[0]["value"][1] == "22";
+    if (!all) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  INFO(prometheus->stderr_text().substr(0, 4000));
+  REQUIRE(all);
+
+  // The expired certificate's notAfter is stored, in the past, with its labels.
+  auto r = query("getcert_cert_not_after_seconds{instance=\"" + expired_instance +
+                 "\",chain=\"presented\",depth=\"0\"}");
+  REQUIRE(r.size() == 1);
+  CHECK(r[0]["metric"]["subject_cn"] == "expired.test");
+  CHECK(std::stod(r[0]["value"][1].get<std::string>()) < static_cast<double>(std::time(nullptr)));
+  r = query("getcert_probe_success{instance=\"" + expired_instance + "\"}");
+  REQUIRE(r.size() == 1);
+  CHECK(r[0]["metric"]["reason"] == "expired");
+  CHECK(r[0]["value"][1] == "0");
+  // Successes: the four valid leaves under two names, minus ipsan as "localhost" (its SAN is
+  // the IP only), plus expiring (5 days left: valid), plus the valid file.
+  r = query("count(getcert_probe_success == 1)");
+  REQUIRE(r.size() == 1);
+  CHECK(r[0]["value"][1] == "10");
+  r = query("getcert_probe_success{instance=\"localhost:" + std::to_string(fleet.port["ipsan"]) +
+            "\"}");
+  REQUIRE(r.size() == 1);
+  CHECK(r[0]["metric"]["reason"] == "hostname_mismatch");
+  r = query("getcert_probe_success{instance=\"localhost:" + std::to_string(fleet.port["notyet"]) +
+            "\"}");
+  REQUIRE(r.size() == 1);
+  CHECK(r[0]["metric"]["reason"] == "not_yet_valid");
+  // The untrusted chains still have their presented certificates.
+  r = query(
+      "count(getcert_cert_not_after_seconds{chain=\"presented\",subject_cn=~\"untrusted.test|"
+      "selfsigned.test\"})");
+  REQUIRE(r.size() == 1);
+  CHECK(r[0]["value"][1] == "4");
+  r = query("getcert_probe_success{instance=\"file://" + (files / "old.crt") + "\"}");
+  REQUIRE(r.size() == 1);
+  CHECK(r[0]["metric"]["reason"] == "expired");
+}
+
+TEST_CASE("getcert serve and blackbox_exporter agree on the facts they share",
+          "[exporter][blackbox]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  REQUIRE_TOOL(have_tool("prometheus-blackbox-exporter"), "prometheus-blackbox-exporter");
+  TempDir dir;
+  Fleet fleet = start_fleet();
+  Exporter exporter(tls_config(dir));
+  write_file(dir / "blackbox.yml",
+             "modules:\n  tls:\n    prober: tcp\n    timeout: 5s\n    tcp:\n      tls: true\n"
+             "      tls_config:\n        ca_file: " +
+                 pki("ca-bundle.pem") +
+                 "\n  tls_insecure:\n    prober: tcp\n    timeout: 5s\n    tcp:\n      tls: true\n"
+                 "      tls_config:\n        insecure_skip_verify: true\n");
+  std::optional<Process> blackbox;
+  std::uint16_t bb_port = 0;
+  for (int attempt = 0; attempt < 5 && !blackbox; ++attempt) {
+    bb_port = free_port();
+    SpawnOptions options;
+    options.die_with_parent = true;
+    blackbox.emplace(
+        Process::spawn({"prometheus-blackbox-exporter", "--config.file=" + (dir / "blackbox.yml"),
+                        "--web.listen-address=127.0.0.1:" + std::to_string(bb_port)},
+                       options));
+    if (!wait_for_port("127.0.0.1", bb_port, std::chrono::seconds(20), &*blackbox)) {
+      blackbox.reset();
+    }
+  }
+  REQUIRE(blackbox);
+
+  for (const auto& [leaf, port] : fleet.port) {
+    const std::string target = "localhost:" + std::to_string(port);
+    INFO(target << " (" << leaf << ")");
+    const auto ours = exporter.probe(target, "tls").second;
+    const std::string theirs = http_get(
+        bb_port, "/probe?module=tls&target=" + httplib::detail::encode_query_param(target));
+    const std::string theirs_insecure =
+        http_get(bb_port, "/probe?module=tls_insecure&target=" +
+                              httplib::detail::encode_query_param(target));
+    REQUIRE_FALSE(theirs.empty());
+    REQUIRE_FALSE(theirs_insecure.empty());
+    const bool we_succeed = sample(ours, R"(getcert_probe_success\{reason="ok"\})") == 1.0;
+    const bool they_succeed = sample(theirs, "probe_success") == 1.0;
+    // Success agrees wherever both judge the same thing; blackbox does not check validity
+    // dates beyond Go's own verification, which both do, so every served leaf must agree.
+    CHECK(we_succeed == they_succeed);
+    // Earliest expiry of the presented chain: blackbox reports it only when it skips
+    // verification (otherwise a failed chain has no certificate metrics at all).
+    const auto their_earliest = sample(theirs_insecure, "probe_ssl_earliest_cert_expiry");
+    REQUIRE(their_earliest);
+    std::int64_t our_earliest = INT64_MAX;
+    const std::regex presented(
+        R"re(getcert_cert_not_after_seconds\{chain="presented"[^}]*\} (\d+))re");
+    for (std::sregex_iterator it(ours.begin(), ours.end(), presented), end; it != end; ++it) {
+      our_earliest = std::min<std::int64_t>(our_earliest, std::stoll((*it)[1].str()));
+    }
+    CHECK(static_cast<double>(our_earliest) == *their_earliest);
+    // The TLS version: "TLSv1.3" here, "TLS 1.3" there.
+    CHECK(sample(theirs_insecure, R"(probe_tls_version_info\{version="TLS 1\.3"\})") == 1.0);
+    CHECK(sample(ours, R"(getcert_tls_version_info\{version="TLSv1\.3"\})") == 1.0);
+  }
+}
+
+TEST_CASE("the status page shows modules and recent probes in a real browser",
+          "[exporter][chromium]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  REQUIRE_TOOL(have_tool("chromium"), "chromium");
+  TempDir dir;
+  TempDir profile;
+  auto valid = start_openssl_server(pki_chain("rsa"));
+  auto expired = start_openssl_server(pki_chain("expired"));
+  Exporter exporter(tls_config(dir));
+  exporter.probe("localhost:" + std::to_string(valid.port()), "tls");
+  exporter.probe("localhost:" + std::to_string(expired.port()), "short");
+  // A target that is shown (it is a file glob that matches nothing) and carries markup.
+  exporter.probe("file:///nonexistent/<b>bold</b>", "tls");
+  const auto page =
+      run({"chromium", "--headless", "--no-sandbox", "--disable-gpu",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           "--no-first-run", "--user-data-dir=" + profile.path().string(), "--dump-dom",
+           "http://127.0.0.1:" + std::to_string(exporter.port()) + "/"},
+          std::chrono::seconds(60));
+  INFO(page.err.substr(0, 2000));
+  REQUIRE(page.exit_code == 0);
+  CHECK_THAT(page.out, Catch::Contains("<td class=\"module\">tls</td>"));
+  CHECK_THAT(page.out, Catch::Contains("<td class=\"module\">short</td>"));
+  CHECK_THAT(page.out,
+             Catch::Contains("<td class=\"target\">localhost:" + std::to_string(valid.port()) +
+                             "</td><td class=\"result\">Success</td>"));
+  CHECK_THAT(page.out,
+             Catch::Contains("<td class=\"target\">localhost:" + std::to_string(expired.port()) +
+                             "</td><td class=\"result\">Failure</td><td "
+                             "class=\"reason\">expired</td>"));
+  CHECK_THAT(page.out, Catch::Contains("file:///nonexistent/&lt;b&gt;bold&lt;/b&gt;"));
+  CHECK_THAT(page.out, !Catch::Contains("<b>bold</b>"));
+}
+
+TEST_CASE("listener TLS and bcrypt basic auth from a web config, JSON logs without secrets",
+          "[exporter]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  REQUIRE_TOOL(have_tool("python3"), "python3");
+  TempDir dir;
+  // A bcrypt hash made by another implementation (Python's crypt, i.e. libxcrypt, cost 4).
+  const auto hash = run({"python3", "-W", "ignore", "-c",
+                         "import crypt; print(crypt.crypt('right-password', "
+                         "crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))"});
+  if (hash.exit_code != 0 || hash.out.rfind("$2", 0) != 0) {
+    GETCERT_SKIP("python3 cannot make a bcrypt hash here");
+  }
+  const std::string bcrypt = hash.out.substr(0, hash.out.find('\n'));
+  write_file(dir / "web.yml", "tls_server_config:\n  cert_file: " + pki("rsa-chain.pem") +
+                                  "\n  key_file: " + pki("rsa.key") +
+                                  "\nbasic_auth_users:\n  prometheus: " + bcrypt + "\n");
+  const auto p12 =
+      run({GETCERT_TEST_OPENSSL, "pkcs12", "-export", "-in", pki("client-chain.pem"), "-inkey",
+           pki("client.key"), "-passout", "pass:secret-p12", "-out", dir / "client.p12"});
+  REQUIRE(p12.exit_code == 0);
+  const std::string config =
+      write_config(dir, "modules:\n  mtls:\n    ca_file: " + pki("ca-bundle.pem") +
+                            "\n    client:\n      keystore_file: " + (dir / "client.p12") +
+                            "\n      password_env: P12_PASSWORD\n");
+  Exporter exporter(config, {"--web-config-file", dir / "web.yml", "--log-format", "json"});
+
+  httplib::SSLClient tls("127.0.0.1", exporter.port());
+  tls.set_ca_cert_path(pki("ca-bundle.pem").c_str());
+  tls.enable_server_certificate_verification(true);
+  auto res = tls.Get("/metrics");
+  REQUIRE(res);
+  CHECK(res->status == 401);
+  tls.set_basic_auth("prometheus", "wrong-password");
+  res = tls.Get("/metrics");
+  REQUIRE(res);
+  CHECK(res->status == 401);
+  tls.set_basic_auth("prometheus", "right-password");
+  res = tls.Get("/metrics");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  // mTLS: s_server asks for a client certificate and the module's PKCS#12 identity answers.
+  OpenSslServerOptions mtls;
+  mtls.served = pki_chain("rsa");
+  mtls.extra_args = {"-verify", "1", "-CAfile", pki("ca-bundle.pem")};
+  auto server = start_openssl_server(mtls);
+  res = tls.Get(("/probe?module=mtls&target=localhost:" + std::to_string(server.port())).c_str());
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(sample(res->body, R"(getcert_probe_success\{reason="ok"\})") == 1.0);
+  CHECK(sample(res->body, "getcert_client_certificate_requested") == 1.0);
+  // Plain HTTP to the TLS listener gets no answer.
+  httplib::Client plain("127.0.0.1", exporter.port());
+  plain.set_read_timeout(5, 0);
+  const auto refused = plain.Get("/metrics");
+  CHECK((!refused || refused->status != 200));
+
+  REQUIRE(::kill(exporter.process().pid(), SIGTERM) == 0);
+  CHECK(exporter.process().wait_for(std::chrono::seconds(10)) == kExitOk);
+  const std::string log = exporter.process().stderr_text();
+  std::size_t lines = 0;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line); ++lines) {
+    INFO(line);
+    const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    REQUIRE(j.is_object());
+    CHECK(j.contains("time"));
+    CHECK(j.contains("level"));
+    CHECK(j.contains("msg"));
+  }
+  CHECK(lines >= 3);  // listening, the probe, stopped
+  CHECK_THAT(log, !Catch::Contains("secret-p12") && !Catch::Contains("right-password") &&
+                      !Catch::Contains(bcrypt));
+}
+
+TEST_CASE("under load with stalled targets, descriptors and memory stay bounded",
+          "[exporter][load]") {
+  TempDir dir;
+  TempDir certs;
+  write_file(certs / "a.pem", read_file(pki("rsa-chain.pem")));
+  HostilePeer stalled(HostilePeer::Behavior::silent);
+  const std::string config =
+      write_config(dir, "modules:\n  fast:\n    ca_file: " + pki("ca-bundle.pem") +
+                            "\n  slow:\n    timeout: 1s\n");
+  Exporter exporter(config, {"--max-concurrent-probes", "64"});
+  const std::string file_target =
+      httplib::detail::encode_query_param("file://" + (certs / "a.pem"));
+  const std::string stalled_target = "127.0.0.1:" + std::to_string(stalled.port());
+  auto gauge = [&](const char* name) {
+    auto c = exporter.client();
+    const auto m = c.Get("/metrics");
+    REQUIRE(m);
+    const auto v = sample(m->body, name);
+    REQUIRE(v);
+    return *v;
+  };
+  // One round: 200 clients at once, 30 of them probing a target that never answers.
+  auto round = [&](int clients) {
+    std::atomic<int> ok{0};
+    std::atomic<int> busy{0};
+    std::atomic<int> other{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < clients; ++i) {
+      threads.emplace_back([&, i] {
+        auto c = exporter.client();
+        const bool slow = i % 7 == 0 && i < 7 * 30;
+        const auto res = c.Get(slow ? ("/probe?module=slow&target=" + stalled_target).c_str()
+                                    : ("/probe?module=fast&target=" + file_target).c_str());
+        if (res && res->status == 200) {
+          ++ok;
+        } else if (res && res->status == 503) {
+          ++busy;
+        } else {
+          ++other;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    // Catch's assertions are not thread-safe: the caller checks.
+    return std::make_tuple(ok.load(), busy.load(), other.load());
+  };
+  const auto [ok, busy, other] = round(200);
+  CHECK(other == 0);
+  CHECK(ok + busy == 200);
+  CHECK(ok >= 64);  // at least the bound's worth went through
+  for (int i = 0; i < 2; ++i) CHECK(std::get<2>(round(200)) == 0);
+  const double fds_after_warmup = gauge("process_open_fds");
+  const double rss_after_warmup = gauge("process_resident_memory_bytes");
+  for (int i = 0; i < 6; ++i) CHECK(std::get<2>(round(200)) == 0);  // 1,200 more probes
+  CHECK(gauge("getcert_exporter_probes_in_flight") == 0.0);
+  // No descriptor kept per probe; memory does not grow with the number of probes (a margin
+  // for the allocator's arenas of up to 72 threads).
+  CHECK(gauge("process_open_fds") <= fds_after_warmup + 4);
+  CHECK(gauge("process_resident_memory_bytes") < rss_after_warmup * 1.5 + 8e6);
+  // SIGHUP under load: the reload succeeds while probes run.
+  auto load = std::async(std::launch::async, [&] { return round(200); });
+  REQUIRE(::kill(exporter.process().pid(), SIGHUP) == 0);
+  CHECK(std::get<2>(load.get()) == 0);
+  CHECK(gauge("getcert_exporter_config_last_reload_successful") == 1.0);
+}
+
+TEST_CASE("bad query strings, oversized requests and slow clients are turned away", "[exporter]") {
+  TempDir dir;
+  Exporter exporter(write_config(dir, "modules:\n  tls:\n    timeout: 2s\n"));
+  // Targets that do not parse: 400 with the reason, nothing dialled.
+  for (const char* target : {"host:99999", "[::1", "a b:443", "host:-1", "file://relative"}) {
+    INFO(target);
+    CHECK(exporter.probe(target, "tls").first == 400);
+  }
+  auto c = exporter.client();
+  // A URI longer than cpp-httplib's 8 KiB limit: 414, and the server goes on.
+  const auto huge = c.Get(("/probe?module=tls&target=" + std::string(9000, 'a')).c_str());
+  REQUIRE(huge);
+  CHECK(huge->status == 414);
+  // A body past the 4 KiB payload limit: 413.
+  const auto body = c.Post("/-/reload", std::string(8192, 'x'), "text/plain");
+  REQUIRE(body);
+  CHECK(body->status == 413);
+  // A slow-loris client that sends half a request line and stops is dropped (read timeout),
+  // and meanwhile everyone else is served.
+  REQUIRE_TOOL(have_tool("bash"), "bash");
+  const auto loris = run({"bash", "-c",
+                          "exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(exporter.port()) +
+                              "; printf 'GET /metr' >&3; timeout 15 cat <&3; echo closed"},
+                         std::chrono::seconds(20));
+  CHECK_THAT(loris.out, Catch::Contains("closed"));
+  CHECK(loris.elapsed < std::chrono::seconds(12));
+  const auto metrics = c.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->status == 200);
+}
