@@ -33,7 +33,7 @@ Result<ProxyUrl> parse_proxy_url(const std::string& url);
 // Connects to the proxy and asks it to CONNECT to target. With socks5, getcert resolves the
 // target and tries each address through the proxy in turn; with socks5h the proxy resolves it.
 // Errors: connect_failed (proxy refused or unreachable, with its answer), resolve_failed (socks5:
-// the target's name), timeout, io_error.
+// the target's name), timeout.
 Result<Connection> dial_via_proxy(const ProxyUrl& proxy, const Endpoint& target,
                                   Clock::time_point deadline,
                                   std::chrono::milliseconds connect_timeout);
