@@ -9,7 +9,7 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitInternal = 1,       // unexpected failure (a bug)
   kExitUsage = 2,          // bad arguments or unparseable target; nothing was sent
-  kExitNetwork = 3,        // resolve, connect or timeout
+  kExitNetwork = 3,        // resolve, connect, timeout, or a connection that broke
   kExitTls = 4,            // TLS handshake failed, or the peer does not speak TLS
   kExitVerify = 5,         // chain captured but verification failed
   kExitExpiring = 6,       // verified, but a certificate expires within --expires-in
@@ -28,6 +28,7 @@ inline int exit_code_for(Errc code) noexcept {
     case Errc::resolve_failed:
     case Errc::connect_failed:
     case Errc::timeout:
+    case Errc::network_error:
       return kExitNetwork;
     case Errc::tls_handshake_failed:
     case Errc::not_tls:

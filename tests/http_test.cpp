@@ -186,6 +186,7 @@ TEST_CASE("HTTP parser: a close before the end is an error, not a short body", "
     auto end = p.finish();
     REQUIRE_FALSE(end);
     CHECK_THAT(end.error().message, Contains("closed the connection"));
+    CHECK(end.error().code == getcert::Errc::network_error);
   }
 }
 
@@ -249,6 +250,8 @@ TEST_CASE("HTTP client: an error status is named with the URL, its reason quoted
   REQUIRE_FALSE(answer);
   CHECK(answer.error().message ==
         "the AIA server at " + url_of(peer) + " answered HTTP 404 \"Not\\x1b[31m Found\"");
+  // A network failure, not a local file's (io_error, exit 11).
+  CHECK(answer.error().code == getcert::Errc::network_error);
 }
 
 TEST_CASE("HTTP client: redirects are followed a few times, http:// only", "[http]") {

@@ -60,7 +60,8 @@ Result<::grpc::SslCredentialsOptions> mtls_options(std::string root_pem,
 // too. When options.connect.alpn is empty, "h2" is offered, as a gRPC client would. The caller
 // owns the returned credentials (share them between channels freely).
 // Errors: those of getcert::fetch (invalid_argument, resolve_failed, connect_failed, timeout,
-// tls_handshake_failed, not_tls, io_error), then those of ssl_options_from_fetch.
+// tls_handshake_failed, not_tls, network_error, io_error for the trust store), then those of
+// ssl_options_from_fetch.
 Result<std::shared_ptr<::grpc::ChannelCredentials>> channel_credentials_for(
     std::string_view endpoint, const FetchOptions& options = {});
 

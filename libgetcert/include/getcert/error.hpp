@@ -18,7 +18,7 @@ enum class Errc {
   timeout,               // the overall or connect deadline passed
   tls_handshake_failed,  // peer aborted or rejected the TLS handshake
   not_tls,               // peer answered, but not with TLS (e.g. plain HTTP)
-  io_error,              // reading or writing a local file failed
+  io_error,              // reading or writing a local file failed (never a socket: network_error)
   malformed_input,       // bytes are not what they claim to be (bad DER/PEM/PKCS#12)
   wrong_password,        // PKCS#12 integrity or decryption check failed with the password
   unsupported,           // a valid structure uses an algorithm we do not implement
@@ -28,6 +28,9 @@ enum class Errc {
   // A certificate chain did not verify where a verified one was required (e.g. to name its
   // trust anchor). Never returned by verify_chain()/fetch(): there a failure is a result.
   verification_failed,
+  // A connection that was set up failed afterwards: the peer closed it before its answer was
+  // complete, an HTTP server answered an error status, or a socket call (poll) failed.
+  network_error,
 };
 
 // A failure: a stable code, a one-line human message, and an (unstable) low-level detail

@@ -96,12 +96,14 @@ struct FetchOptions {
   ConnectOptions connect;
   // How the captured chain is verified. fetch() fills in what the handshake decides: an empty
   // verify.name becomes the SNI sent (else the host), ocsp_staple is what the server stapled,
-  // from_handshake is set, and network_timeout is what is left of connect.timeout (at least
-  // one second).
+  // from_handshake is set, and network_timeout is what is left of connect.timeout, with no
+  // floor: when the handshake used it all, the downloads fail at once (reported in the result),
+  // so the whole fetch never outlives connect.timeout.
   VerifyOptions verify;
   // Told about each step (resolve, connect, proxy, starttls, handshake, verify, and the
-  // downloads of verification) as it ends, on the calling thread; may be empty. Also gets the
-  // steps of a fetch that fails. verify.on_step is not called by fetch(): this one is.
+  // downloads of verification) as it ends, on the thread that called fetch(); may be empty.
+  // Also gets the steps of a fetch that fails. verify.on_step is not called by fetch(): this one
+  // is. fetch_many() calls it from its worker threads, several at once: see FetchManyOptions.
   StepCallback on_step;
 };
 

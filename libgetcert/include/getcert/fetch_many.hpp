@@ -57,7 +57,9 @@ struct ManyResult {
 };
 
 struct FetchManyOptions {
-  FetchOptions fetch;  // applied to every target; timeout is per target
+  // Applied to every target; timeout is per target. fetch.on_step is called from the worker
+  // threads, for several targets at the same time: it must be thread-safe.
+  FetchOptions fetch;
   // Targets in flight at once (worker threads). 0 is treated as 1. Each in-flight target
   // holds one socket (two during an AIA or revocation download, a few more while a DNS name
   // is looked up on the worker itself): keep concurrency well under the process's

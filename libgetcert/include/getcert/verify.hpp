@@ -37,8 +37,10 @@ struct StepTiming {
   bool ok = true;  // false: the step failed (the fetch may still go on, e.g. the next address)
 };
 
-// Called on the calling thread as each step ends, in order, including the steps of a fetch that
-// fails in the end (whose timings a result cannot carry).
+// Called as each step ends, in order, including the steps of a fetch that fails in the end
+// (whose timings a result cannot carry). fetch() and verify_chain() call it on the thread that
+// called them; fetch_many() calls FetchOptions::on_step from its worker threads, several at
+// once, so a callback given there must be thread-safe.
 using StepCallback = std::function<void(const StepTiming&)>;
 
 struct TrustOptions {

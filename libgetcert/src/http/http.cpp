@@ -116,11 +116,11 @@ Result<void> HttpResponseParser::finish() {
       return {};
     case State::status_line:
       if (line_.empty()) {
-        return error(Errc::io_error, "closed the connection without answering");
+        return error(Errc::network_error, "closed the connection without answering");
       }
       [[fallthrough]];
     default:
-      return error(Errc::io_error, "closed the connection before the response was complete");
+      return error(Errc::network_error, "closed the connection before the response was complete");
   }
 }
 
@@ -411,7 +411,7 @@ class Exchange {
     return {Errc::timeout, who_ + " timed out after " + duration_text(budget_)};
   }
   Error io_failure() const {
-    return {Errc::io_error, "reading from " + who_ + " failed: " + std::strerror(errno)};
+    return {Errc::network_error, "reading from " + who_ + " failed: " + std::strerror(errno)};
   }
   Error blamed(Error e) const {
     e.message = who_ + " " + e.message;
@@ -468,10 +468,10 @@ Result<std::vector<std::uint8_t>> http_fetch(const HttpRequest& request,
                                  (parser.reason().empty() ? "" : " " + quoted(parser.reason()));
     const auto location = parser.header("location");
     if (status < 300 || status >= 400 || !location || location->empty()) {
-      return fail(Errc::io_error, answered);
+      return fail(Errc::network_error, answered);
     }
     if (redirects == kMaxHttpRedirects) {
-      return fail(Errc::io_error,
+      return fail(Errc::network_error,
                   who + " redirected more than " + std::to_string(kMaxHttpRedirects) + " times");
     }
     if (location->front() == '/') {

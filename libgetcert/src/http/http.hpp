@@ -102,8 +102,8 @@ struct HttpRequest {
 
 // Fetches the body of a 2xx answer before `deadline`, following up to kMaxHttpRedirects
 // http:// redirects. Errors name the role and URL: connect_failed/resolve_failed, timeout,
-// limit_exceeded (a cap; the message names it), malformed_input (not HTTP), io_error (an
-// error status "HTTP 404", a reset), unsupported (not http://).
+// limit_exceeded (a cap; the message names it), malformed_input (not HTTP), network_error (an
+// error status "HTTP 404", a reset, a close before the answer ends), unsupported (not http://).
 Result<std::vector<std::uint8_t>> http_fetch(const HttpRequest& request,
                                              Clock::time_point deadline);
 

@@ -32,6 +32,8 @@ std::string_view to_string(Errc code) noexcept {
       return "internal";
     case Errc::verification_failed:
       return "verification_failed";
+    case Errc::network_error:
+      return "network_error";
   }
   return "internal";
 }

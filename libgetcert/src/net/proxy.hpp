@@ -34,8 +34,8 @@ Result<ProxyUrl> parse_proxy_url(const std::string& url);
 // Connects to the proxy and asks it to CONNECT to target. With socks5, getcert resolves the
 // target and tries each address through the proxy in turn; with socks5h the proxy resolves it.
 // Errors: connect_failed (proxy refused or unreachable, with its answer), resolve_failed (socks5:
-// the target's name), timeout, io_error. Names (the proxy's, a socks5 target's) are looked up
-// with `resolver` when given.
+// the target's name), timeout. Names (the proxy's, a socks5 target's) are looked up with
+// `resolver` when given.
 Result<Connection> dial_via_proxy(const ProxyUrl& proxy, const Endpoint& target,
                                   Clock::time_point deadline,
                                   std::chrono::milliseconds connect_timeout,

@@ -22,7 +22,7 @@ struct Socks5Request {
 
 // Runs the greeting, the authentication and the CONNECT request. Returns the proxy's reply code
 // (0: connected, the socket now carries the target's bytes; else see socks5_reply_text). Errors
-// (connect_failed, timeout, io_error) are proxies that refuse the authentication or break the
+// (connect_failed, timeout) are proxies that refuse the authentication or break the
 // protocol; their messages name the proxy and what it answered.
 Result<std::uint8_t> socks5_connect(int fd, Clock::time_point deadline,
                                     const Socks5Request& request);

@@ -20,7 +20,7 @@ namespace getcert::detail {
 Result<void> check_starttls_options(const ConnectOptions& options, const Endpoint& endpoint);
 
 // Runs the preamble for options.starttls on fd within the deadline. Fails with not_tls when the
-// server does not offer or accept the upgrade, timeout, or io_error.
+// server does not offer or accept the upgrade, timeout, or connect_failed (the socket failed).
 Result<void> negotiate_starttls(const ConnectOptions& options, int fd, const Endpoint& endpoint,
                                 Clock::time_point deadline);
 

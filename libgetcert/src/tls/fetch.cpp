@@ -122,7 +122,7 @@ Result<void> wait_for(int fd, short events, Clock::time_point deadline, const st
                       std::chrono::milliseconds timeout) {
   const int rc = detail::poll_until(fd, events, deadline);
   if (rc == 0) return tl::unexpected(handshake_timeout(target, timeout));
-  if (rc < 0) return fail(Errc::io_error, std::string("poll failed: ") + std::strerror(errno));
+  if (rc < 0) return fail(Errc::network_error, std::string("poll failed: ") + std::strerror(errno));
   return {};
 }
 
