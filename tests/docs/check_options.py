@@ -20,7 +20,9 @@ import re
 
 import doclib
 
-OPTION = re.compile(r"(?<![\w-])(--[a-z0-9][a-z0-9-]*)(\*?)")
+# A dot joins words only inside a name (`--web.config.file`, exporter-toolkit's spelling that
+# `getcert serve` accepts), never at its end (`--force.` ends a sentence).
+OPTION = re.compile(r"(?<![\w-])(--[a-z0-9][a-z0-9-]*(?:\.[a-z0-9][a-z0-9-]*)*)(\*?)")
 SECTION = re.compile(r"^(\w[\w ]*):\s*$")
 
 
