@@ -101,7 +101,8 @@ std::vector<RuleFinding> check_name_rules(const PathView& path) {
   if (path.certs.empty()) return out;
   X509* leaf = path.certs.front();
   const bool has_san = X509_get_ext_by_NID(leaf, NID_subject_alt_name, -1) >= 0;
-  const bool server = path.purpose != Purpose::client;
+  // The host-name rules are about server certificates; "any" purpose names no host to judge.
+  const bool server = path.purpose == Purpose::server;
   const Sans sans = sans_of(leaf);
   const std::string who = path.who(0);
   if (!has_san && server) {

@@ -28,7 +28,6 @@ Weights weights(const RuleFinding& f) {
     case ProblemCode::leaf_missing_eku:
     case ProblemCode::root_has_eku:
     case ProblemCode::rsa_modulus_not_multiple_of_8:
-    case ProblemCode::root_basic_constraints_missing:
     case ProblemCode::root_basic_constraints_not_critical:
     case ProblemCode::missing_subject_key_id:
     case ProblemCode::root_aki_issuer_serial:
@@ -56,6 +55,7 @@ Weights weights(const RuleFinding& f) {
     case ProblemCode::dsa_key:
     case ProblemCode::empty_subject_san_not_critical:
     case ProblemCode::malformed_aia:
+    case ProblemCode::root_basic_constraints_missing:  // Go and pyca refuse such an anchor
       return {L::error, L::warning, L::error};
     case ProblemCode::budget_exhausted:
       return {L::error, L::error, L::error};
