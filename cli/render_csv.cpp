@@ -73,7 +73,7 @@ std::string csv_row(const std::string& input, const Endpoint& endpoint,
   const FetchResult& r = *result;
   const Verification& v = r.verification;
   cells.push_back(csv_text_cell(r.target.address));
-  cells.push_back(v.ok ? "true" : "false");
+  cells.emplace_back(v.ok ? "true" : "false");
   cells.push_back(csv_text_cell(to_string(v.verdict)));
   cells.push_back(csv_text_cell(problem_codes(v)));
   cells.push_back(csv_text_cell(r.tls.version));

@@ -97,8 +97,16 @@ Json verification_json(const Verification& v) {
   }
   Json fetched = Json::array();
   for (const auto& c : v.fetched_intermediates) fetched.push_back(c.subject);
+  Json accepted_by = Json::array();
+  for (const auto& a : v.accepted_by) {
+    accepted_by.push_back(
+        {{"profile", std::string(to_string(a.profile))}, {"reason", valid_utf8(a.reason)}});
+  }
   return {{"ok", v.ok},
           {"verdict", std::string(to_string(v.verdict))},
+          {"profile", std::string(to_string(v.profile))},
+          {"profile_ok", v.profile_ok},
+          {"accepted_by", accepted_by},
           {"hostname_ok", v.hostname_ok},
           {"trusted", v.trusted},
           {"errors", errors},

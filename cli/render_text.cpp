@@ -76,11 +76,13 @@ std::string certificate_text(const Certificate& cert, std::int64_t now, const st
 std::string verification_text(const Verification& v) {
   std::ostringstream o;
   const std::string trust_store = escape_untrusted(v.trust_store);
+  const std::string profile(to_string(v.profile));
   if (v.ok) {
-    o << "Verdict:    OK (trusted by " << trust_store << ")\n";
+    o << "Verdict:    OK (trusted by " << trust_store << "; profile " << profile << ")\n";
   } else {
     o << "Verdict:    FAILED (" << (v.trusted ? "trusted chain" : "untrusted chain") << ", "
-      << (v.hostname_ok ? "name ok" : "name mismatch") << "; trust store " << trust_store << ")\n";
+      << (v.hostname_ok ? "name ok" : "name mismatch") << "; trust store " << trust_store
+      << "; profile " << profile << ")\n";
   }
   for (const auto& e : v.errors) {
     o << "  - [depth " << e.depth << "] " << to_string(e.code) << ": " << escape_untrusted(e.reason)
@@ -88,6 +90,9 @@ std::string verification_text(const Verification& v) {
   }
   for (const auto& w : v.warnings) {
     o << "  warning: " << to_string(w.code) << ": " << escape_untrusted(w.message) << "\n";
+  }
+  for (const auto& a : v.accepted_by) {
+    o << "  accepted by " << to_string(a.profile) << ": " << escape_untrusted(a.reason) << "\n";
   }
   if (!v.chain_issues.empty()) o << "Chain issues (what the server should fix):\n";
   for (const auto& c : v.chain_issues) {

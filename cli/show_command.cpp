@@ -33,7 +33,8 @@ class ShowCommand final : public Command {
     add_output_option(cmd, format_, {OutputFormat::text, OutputFormat::json, OutputFormat::pem},
                       "text (default), json or pem");
     cmd->add_flag("--verify", verify_, "Verify the chain (first certificate = leaf), offline");
-    cmd->add_option("--host", host_, "With --verify: the DNS name or IP the leaf must match");
+    cmd->add_option("--host", verify_args_.hosts,
+                    "With --verify: a DNS name or IP the leaf must match (repeatable: any one)");
     add_verify_options(cmd, verify_args_, /*online=*/false);
     add_p12_input_options(cmd, p12_args_);
     cmd->footer(
@@ -49,10 +50,9 @@ class ShowCommand final : public Command {
   int run(Terminal& term, const GlobalOptions& global) override {
     auto settings = build_verify_settings(verify_args_, /*online=*/false);
     if (!settings) return report_error(term, global, settings.error());
-    settings->options.name = host_;
-    const bool verifying = verify_ || !host_.empty() || !verify_args_.ca_file.empty() ||
-                           !verify_args_.ca_dir.empty() || !verify_args_.pins.empty() ||
-                           settings->expires_window.has_value();
+    const bool verifying = verify_ || !verify_args_.hosts.empty() ||
+                           !verify_args_.ca_file.empty() || !verify_args_.ca_dir.empty() ||
+                           !verify_args_.pins.empty() || settings->expires_window.has_value();
     const std::int64_t now = settings->options.at_time.value_or(std::time(nullptr));
     int rc = kExitOk;
     for (const auto& f : files_) {
@@ -153,7 +153,6 @@ class ShowCommand final : public Command {
   std::vector<std::string> files_;
   OutputFormat format_ = OutputFormat::text;
   bool verify_ = false;
-  std::string host_;
   VerifyArgs verify_args_;
   P12Args p12_args_;
 };

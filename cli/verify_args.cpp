@@ -1,9 +1,15 @@
 #include "verify_args.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <string_view>
 
 #include "command.hpp"
 #include "exit_codes.hpp"
+#include "getcert/endpoint.hpp"
 #include "report.hpp"
 #include "time_args.hpp"
 
@@ -43,6 +49,23 @@ void add_verify_options(CLI::App* cmd, VerifyArgs& args, bool online) {
       cmd->add_option("--purpose", args.purpose, "Purpose to check: server (default), client, any"),
       std::map<std::string, Purpose>{
           {"server", Purpose::server}, {"client", Purpose::client}, {"any", Purpose::any}});
+  cmd->add_option("--profile", args.profile,
+                  "Rules that decide the verdict: webpki (default; what Go, rustls, browsers and "
+                  "pyca accept), openssl (what gRPC C++, curl and Python accept: CN fallback), "
+                  "rfc5280 (strict)");
+  if (online) {
+    cmd->add_option("--host", args.hosts,
+                    "Verify the leaf for this DNS name or IP instead of the target's "
+                    "(repeatable: any one must match)");
+  }
+  cmd->add_option("--email", args.email,
+                  "The email address a client certificate must hold (rfc822Name SAN)")
+      ->each([&args](const std::string&) { args.email_given = true; });
+  cmd->add_option("--max-depth", args.max_depth,
+                  "At most N intermediate CAs between the leaf and the trust anchor")
+      ->each([&args](const std::string&) { args.max_depth_given = true; });
+  cmd->add_option("--crl-file", args.crl_files,
+                  "Check revocation offline against the CRLs in FILE (PEM or DER; repeatable)");
 }
 
 Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online) {
@@ -54,6 +77,16 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
   o.check_revocation = args.check_revocation || args.require_revocation;
   o.require_revocation = args.require_revocation;
   o.purpose = args.purpose;
+  if (args.profile == "webpki") {
+    o.profile = Profile::webpki;
+  } else if (args.profile == "openssl") {
+    o.profile = Profile::openssl;
+  } else if (args.profile == "rfc5280") {
+    o.profile = Profile::rfc5280;
+  } else {
+    return fail(Errc::invalid_argument,
+                "--profile takes webpki, openssl or rfc5280, not '" + args.profile + "'");
+  }
   auto base64_sha256 = [](std::string_view b64) {
     // 32 bytes encode to 43 base64 characters and one '=' of padding.
     constexpr std::string_view kAlphabet =
@@ -69,6 +102,46 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
     }
   }
   o.pins = args.pins;
+  for (const auto& host : args.hosts) {
+    if (!is_ip_literal(host) && !normalize_hostname(host)) {
+      return fail(Errc::invalid_argument,
+                  "--host takes a DNS name or an IP address, not '" + host + "'");
+    }
+  }
+  o.names = args.hosts;
+  if (args.email_given || !args.email.empty()) {
+    const auto at = args.email.find('@');
+    if (at == std::string::npos || at == 0 || at + 1 == args.email.size() ||
+        args.email.find('@', at + 1) != std::string::npos) {
+      return fail(Errc::invalid_argument,
+                  "--email takes an address like user@example.com, not '" + args.email + "'");
+    }
+    o.email = args.email;
+  }
+  if (args.max_depth_given || !args.max_depth.empty()) {
+    // OpenSSL's own bound is 100 intermediates; more is never a real PKI.
+    constexpr int kMaxDepth = 100;
+    int depth = -1;
+    const auto* end = args.max_depth.data() + args.max_depth.size();
+    const auto [ptr, ec] = std::from_chars(args.max_depth.data(), end, depth);
+    if (ec != std::errc() || ptr != end || depth < 0 || depth > kMaxDepth) {
+      return fail(Errc::invalid_argument,
+                  "--max-depth takes a number of intermediate CAs from 0 "
+                  "to 100, not '" +
+                      args.max_depth + "'");
+    }
+    o.max_depth = depth;
+  }
+  for (const auto& file : args.crl_files) {
+    struct stat st {};
+    if (file.empty() || ::stat(file.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) {
+      return fail(Errc::invalid_argument, "--crl-file '" + file + "': " +
+                                              (file.empty()          ? "no file named"
+                                               : S_ISDIR(st.st_mode) ? "is a directory"
+                                                                     : std::strerror(errno)));
+    }
+  }
+  o.crl_files = args.crl_files;
   if (args.at_given || !args.at.empty()) {
     auto at = parse_instant("--at", args.at);
     if (!at) return tl::unexpected(at.error());
@@ -89,6 +162,7 @@ void print_verdict_messages(Terminal& term, const std::string& where, const Veri
   for (const auto& e : v.errors) {
     report_line(term, insecure ? "warning" : "error", where + ": verification failed: " + e.reason);
   }
+  for (const auto& a : v.accepted_by) report_line(term, "note", where + ": " + a.reason);
 }
 
 int check_expiry(Terminal& term, const std::string& where, const std::vector<Certificate>& chain,

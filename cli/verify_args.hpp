@@ -28,6 +28,13 @@ struct VerifyArgs {
   std::string expires_in;
   bool expires_in_given = false;
   Purpose purpose = Purpose::server;
+  std::string profile = "webpki";  // a string: CLI11 would format Profile with our to_string
+  std::vector<std::string> hosts;  // --host: any one must match (fetch: instead of the target)
+  std::string email;
+  bool email_given = false;
+  std::string max_depth;
+  bool max_depth_given = false;
+  std::vector<std::string> crl_files;
 };
 
 struct VerifySettings {

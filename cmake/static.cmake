@@ -23,6 +23,14 @@ set_target_properties(PkgConfig::CARES PROPERTIES
   INTERFACE_INCLUDE_DIRECTORIES "${GETCERT_CARES_INCLUDE_DIR}"
   INTERFACE_LINK_LIBRARIES "${GETCERT_CARES_ARCHIVE}")
 
+# libpsl (wildcard SAN rules): the archive needs libidn2 and libunistring, linked above.
+find_path(GETCERT_PSL_INCLUDE_DIR libpsl.h REQUIRED)
+find_library(GETCERT_PSL_ARCHIVE NAMES libpsl.a REQUIRED DOC "libpsl.a (Debian: libpsl-dev)")
+add_library(PkgConfig::PSL INTERFACE IMPORTED)
+set_target_properties(PkgConfig::PSL PROPERTIES
+  INTERFACE_INCLUDE_DIRECTORIES "${GETCERT_PSL_INCLUDE_DIR}"
+  INTERFACE_LINK_LIBRARIES "${GETCERT_PSL_ARCHIVE};${GETCERT_IDN2_ARCHIVE};${GETCERT_UNISTRING_ARCHIVE}")
+
 # --as-needed: libdl and libpthread are part of libc since glibc 2.34; their stubs (which static
 # OpenSSL's link line still names) are then not recorded as dependencies.
 add_link_options(-static-libstdc++ -static-libgcc LINKER:--as-needed)

@@ -782,13 +782,56 @@ TEST_CASE("names: no CN fallback when the leaf has SANs; cn_fallback warning wit
   nosan.cn = "good.test";
   const auto cn_only =
       getcert::test::start_openssl_server(getcert::test::issue_leaf(tmp, "nosan", nosan));
-  const auto fallback = getcert_at(cn_only.port(), {"--sni", "good.test", "-o", "json"});
+  const auto fallback =
+      getcert_at(cn_only.port(), {"--sni", "good.test", "--profile", "openssl", "-o", "json"});
   INFO(explain(fallback));
   CHECK(fallback.exit_code == kExitOk);
   const Json v = parse_json(fallback.out).at("verification");
   CHECK(note_codes(v.at("warnings")) == std::vector<std::string>{"cn_fallback"});
   CHECK(v.at("warnings")[0].at("depth") == 0);
+  CHECK(v.at("profile") == "openssl");
   CHECK_THAT(fallback.err, Contains("warning") && Contains("subject CN"));
+
+  // The default profile, webpki, has no CN fallback and says which profile accepts the leaf.
+  const auto webpki = getcert_at(cn_only.port(), {"--sni", "good.test", "-o", "json"});
+  INFO(explain(webpki));
+  CHECK(webpki.exit_code == kExitVerify);
+  const Json w = parse_json(webpki.out).at("verification");
+  CHECK(w.at("profile") == "webpki");
+  CHECK(w.at("profile_ok") == false);
+  CHECK(codes_of(w) == std::vector<std::string>{"no_subject_alt_name"});
+  REQUIRE(w.at("accepted_by").size() == 1);
+  CHECK(w.at("accepted_by")[0].at("profile") == "openssl");
+  CHECK_THAT(webpki.err,
+             Contains("note") && Contains("--profile openssl") && Contains("through the CN"));
+}
+
+TEST_CASE("verification inputs: bad values are usage errors with one line", "[cli]") {
+  REQUIRE_OPENSSL();
+  const std::string chain = getcert::test::pki("ecdsa-chain.pem");
+  const std::string ca = getcert::test::pki("ca-bundle.pem");
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{"--profile", "strictest"},
+                                             {"--max-depth", "-1"},
+                                             {"--max-depth", "many"},
+                                             {"--host", ""},
+                                             {"--host", "*.example.com"},
+                                             {"--email", "nobody"},
+                                             {"--crl-file", "/nonexistent/crl.pem"}}) {
+    std::vector<std::string> args{"show", chain, "--verify", "--ca-file", ca};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const auto r = getcert::test::run_getcert(args);
+    INFO(bad[0] << " " << bad[1] << "\n" << explain(r));
+    CHECK(r.exit_code == kExitUsage);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, Contains(bad[0]));
+  }
+  const auto ok = getcert::test::run_getcert({"show", chain, "--verify", "--ca-file", ca, "--host",
+                                              "other.test", "--host", "ecdsa.test", "--max-depth",
+                                              "1", "--profile", "rfc5280"});
+  INFO(explain(ok));
+  CHECK(ok.exit_code == kExitOk);
 }
 
 TEST_CASE("weak leaves fail with too_weak and exit 5", "[cli]") {

@@ -412,18 +412,127 @@ TEST_CASE("a leaf without any SAN extension falls back to its CN, with a cn_fall
   TempDir tmp;
   const auto chain = load_files(issue_leaf(tmp, "nosan", "nosan.test", "").chain_pem_file);
   REQUIRE(chain.front().sans.dns.empty());
-  const auto v = verify_certs(chain, verify_trusting_test_root("nosan.test"));
+  auto openssl = verify_trusting_test_root("nosan.test");
+  openssl.profile = getcert::Profile::openssl;
+  const auto v = verify_certs(chain, openssl);
   INFO(codes(v));
   CHECK(v.ok);
   CHECK(v.verdict == getcert::Verdict::valid);
   REQUIRE(has_warning(v, ProblemCode::cn_fallback));
   CHECK_THAT(v.warnings[0].message, Contains("nosan.test") && Contains("subjectAltName"));
 
-  const auto other = verify_certs(chain, verify_trusting_test_root("other.test"));
+  CHECK(v.profile == getcert::Profile::openssl);
+  CHECK(v.accepted_by.empty());
+
+  auto other_name = verify_trusting_test_root("other.test");
+  other_name.profile = getcert::Profile::openssl;
+  const auto other = verify_certs(chain, other_name);
   CHECK_FALSE(other.hostname_ok);
   CHECK_FALSE(has_warning(other, ProblemCode::cn_fallback));
   // A leaf with a DNS SAN that matches never warns.
   CHECK(verify({"ecdsa-chain.pem"}, verify_trusting_test_root("ecdsa.test")).warnings.empty());
+}
+
+TEST_CASE("the webpki profile (the default) has no CN fallback, and says who accepts the chain",
+          "[verify]") {
+  TempDir tmp;
+  const auto chain = load_files(issue_leaf(tmp, "nosan", "nosan.test", "").chain_pem_file);
+  for (const auto profile : {getcert::Profile::webpki, getcert::Profile::rfc5280}) {
+    auto o = verify_trusting_test_root("nosan.test");
+    o.profile = profile;
+    const auto v = verify_certs(chain, o);
+    INFO(codes(v));
+    CHECK_FALSE(v.ok);
+    CHECK(v.verdict == getcert::Verdict::invalid);
+    CHECK(v.trusted);
+    CHECK_FALSE(v.hostname_ok);
+    CHECK_FALSE(v.profile_ok);
+    CHECK(v.profile == profile);
+    CHECK(has_code(v, "no_subject_alt_name"));
+    CHECK_FALSE(has_warning(v, ProblemCode::cn_fallback));
+    REQUIRE(v.accepted_by.size() == 1);
+    CHECK(v.accepted_by[0].profile == getcert::Profile::openssl);
+    CHECK_THAT(v.accepted_by[0].reason,
+               Contains("rejected under " + std::string(getcert::to_string(profile))) &&
+                   Contains("no subjectAltName") && Contains("through the CN") &&
+                   Contains("--profile openssl"));
+  }
+  // The default is webpki.
+  CHECK(VerifyOptions{}.profile == getcert::Profile::webpki);
+}
+
+TEST_CASE("a rule only rfc5280 enforces is a webpki warning, and rfc5280 rejects", "[verify]") {
+  TempDir tmp;
+  // The CN names a host the SANs do not hold (BR 7.1.4.3).
+  const auto chain = load_files(issue_leaf(tmp, "cnout", "b.test", "DNS:a.test").chain_pem_file);
+  auto o = verify_trusting_test_root("a.test");
+  const auto webpki = verify_certs(chain, o);
+  INFO(codes(webpki));
+  CHECK(webpki.ok);
+  REQUIRE(has_warning(webpki, ProblemCode::cn_not_in_sans));
+  o.profile = getcert::Profile::rfc5280;
+  const auto strict = verify_certs(chain, o);
+  CHECK_FALSE(strict.ok);
+  CHECK(has_code(strict, "cn_not_in_sans"));
+  const auto e = std::find_if(strict.errors.begin(), strict.errors.end(),
+                              [](const auto& p) { return p.code == ProblemCode::cn_not_in_sans; });
+  CHECK(e->depth == 0);
+  CHECK_THAT(e->reason, Contains("the leaf (depth 0, 'b.test')") && Contains("BR 7.1.4.3"));
+  REQUIRE_FALSE(strict.accepted_by.empty());
+  CHECK(strict.accepted_by[0].profile == getcert::Profile::webpki);
+}
+
+TEST_CASE("any one of several names may match, and an email must be in the leaf", "[verify]") {
+  auto o = verify_trusting_test_root("nowhere.test");
+  o.names = {"other.test", "ecdsa.test"};
+  const auto v = verify({"ecdsa-chain.pem"}, o);
+  INFO(codes(v));
+  CHECK(v.ok);
+  o.names = {"other.test"};
+  const auto none = verify({"ecdsa-chain.pem"}, o);
+  CHECK_FALSE(none.hostname_ok);
+  REQUIRE_FALSE(none.errors.empty());
+  CHECK_THAT(none.errors[0].reason, Contains("nowhere.test") && Contains("other.test"));
+
+  TempDir tmp;
+  const auto mail =
+      load_files(issue_leaf(tmp, "mail", "a.test", "DNS:a.test, email:ops@a.test").chain_pem_file);
+  auto m = verify_trusting_test_root("a.test");
+  m.email = "ops@a.test";
+  CHECK(verify_certs(mail, m).ok);
+  m.email = "dev@a.test";
+  const auto wrong = verify_certs(mail, m);
+  CHECK_FALSE(wrong.ok);
+  CHECK(has_code(wrong, "email_mismatch"));
+}
+
+TEST_CASE("max_depth bounds the intermediates, and crl_files check revocation offline",
+          "[verify]") {
+  auto o = verify_trusting_test_root("localhost");
+  o.max_depth = 0;
+  const auto deep = verify({"ecdsa-chain.pem"}, o);
+  INFO(codes(deep));
+  CHECK_FALSE(deep.ok);
+  CHECK(has_code(deep, "chain_too_long"));
+  o.max_depth = 1;
+  CHECK(verify({"ecdsa-chain.pem"}, o).ok);
+
+  auto crl = verify_trusting_test_root("localhost");
+  crl.crl_files = {pki("intermediate-crl.pem")};
+  const auto revoked = verify({"revoked-chain.pem"}, crl);
+  INFO(codes(revoked));
+  CHECK_FALSE(revoked.ok);
+  CHECK(has_code(revoked, "revoked"));
+  const auto good = verify({"good-chain.pem"}, crl);
+  INFO(codes(good));
+  CHECK(good.ok);
+  // The root issued the intermediate, and no CRL of the root's was given: unchecked, said so.
+  CHECK(has_warning(good, ProblemCode::revocation_unchecked));
+
+  crl.crl_files = {pki("root.pem")};
+  auto bad = getcert::verify_chain(load_chain({"good-chain.pem"}), crl);
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().code == Errc::malformed_input);
 }
 
 TEST_CASE("weak certificates fail with too_weak, naming the certificate and the weakness",

@@ -33,15 +33,18 @@ import warnings
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.hazmat.primitives.asymmetric import dsa, ec, rsa
+from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
 
 # getcert fixes being made on another branch. While a fix is listed here, the cases that need it
 # expect getcert's current (wrong) answer, given in the case's "pending" entry; once the fix is
 # merged, delete its line and those cases expect the correct verdict.
 PENDING_FIXES: set = set()  # every fix listed here so far has landed
 
-VERIFIERS = ["getcert", "openssl", "gnutls", "go", "grpc"]
+# getcert runs once per profile: "getcert" is the default profile (webpki).
+PROFILES = ["webpki", "openssl", "rfc5280"]
+VERIFIERS = ["getcert", "getcert:openssl", "getcert:rfc5280", "openssl", "gnutls", "go", "grpc",
+             "pyca"]
 
 # SHA-1 and MD5 signatures are made on purpose (the weak-algorithm cases).
 warnings.filterwarnings("ignore", message=".*signatures are deprecated")
@@ -88,10 +91,12 @@ DEFAULT = object()  # "the usual value" for optional certificate fields
 
 def make_cert(cn, issuer=None, key=None, *, ca=False, path_len=None, basic=DEFAULT,
               key_usage=DEFAULT, eku=DEFAULT, dns=(), ips=(), name_constraints=None,
-              not_before=None, not_after=None, digest=None, subject_name=None, extra=()):
+              not_before=None, not_after=None, digest=None, subject_name=None, extra=(),
+              basic_critical=True, eku_critical=False, nc_critical=True, ski=True, aki=DEFAULT,
+              serial=None):
     """Issues a certificate; issuer None makes it self-signed. Returns Issued."""
     key = key or ec_key()
-    name = subject_name or x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)] +
+    name = subject_name if subject_name is not None else x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)] +
                                      ([x509.NameAttribute(NameOID.ORGANIZATION_NAME,
                                                           "getcert differential")] if ca else []))
     signer_key = issuer.key if issuer else key
@@ -101,12 +106,12 @@ def make_cert(cn, issuer=None, key=None, *, ca=False, path_len=None, basic=DEFAU
     if not_after is None:
         not_after = NOW + (3650 if ca else 365) * DAY
     b = (x509.CertificateBuilder().subject_name(name).issuer_name(signer_name)
-         .public_key(key.public_key()).serial_number(x509.random_serial_number())
+         .public_key(key.public_key()).serial_number(serial or x509.random_serial_number())
          .not_valid_before(utc(not_before)).not_valid_after(utc(not_after)))
     if basic is DEFAULT:
         basic = x509.BasicConstraints(ca=ca, path_length=path_len if ca else None)
     if basic is not None:
-        b = b.add_extension(basic, critical=True)
+        b = b.add_extension(basic, critical=basic_critical)
     if key_usage is DEFAULT:
         key_usage = CA_USAGE if ca else LEAF_USAGE
     if key_usage is not None:
@@ -114,21 +119,87 @@ def make_cert(cn, issuer=None, key=None, *, ca=False, path_len=None, basic=DEFAU
     if eku is DEFAULT:
         eku = None if ca else SERVER_AUTH
     if eku is not None:
-        b = b.add_extension(x509.ExtendedKeyUsage(eku), critical=False)
+        b = b.add_extension(x509.ExtendedKeyUsage(eku), critical=eku_critical)
     sans = [x509.DNSName(d) for d in dns] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
     if sans:
         b = b.add_extension(x509.SubjectAlternativeName(sans), critical=False)
     if name_constraints is not None:
-        b = b.add_extension(name_constraints, critical=True)
+        b = b.add_extension(name_constraints, critical=nc_critical)
     for ext, critical in extra:
         b = b.add_extension(ext, critical=critical)
-    b = b.add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-    if issuer is not None:
-        b = b.add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer.key.public_key()),
-            critical=False)
+    if ski:
+        b = b.add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()),
+                            critical=False)
+    if aki is DEFAULT:
+        aki = (x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer.key.public_key())
+               if issuer is not None else None)
+    if aki is not None:
+        b = b.add_extension(aki, critical=False)
     cert = b.sign(signer_key, digest or hashes.SHA256())
     return Issued(cert, key)
+
+
+# --- DER surgery, for what no certificate builder makes (v1, serials that are not positive) ---
+
+def der_length(n):
+    if n < 0x80:
+        return bytes([n])
+    body = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([0x80 | len(body)]) + body
+
+
+def der_tlv(tag, body):
+    return bytes([tag]) + der_length(len(body)) + body
+
+
+def der_items(data):
+    """The top-level TLVs of `data`, each as its whole encoding."""
+    items, i = [], 0
+    while i < len(data):
+        n, j = data[i + 1], i + 2
+        if n & 0x80:
+            k = n & 0x7F
+            n, j = int.from_bytes(data[j:j + k], "big"), j + k
+        items.append(data[i:j + n])
+        i = j + n
+    return items
+
+
+def der_body(tlv):
+    """The contents of one TLV."""
+    return tlv[2 + (tlv[1] & 0x7F if tlv[1] & 0x80 else 0):]
+
+
+class RawIssued(Issued):
+    """A certificate kept as DER: pyca refuses to load some of the ones made here."""
+
+    def __init__(self, der, key):
+        super().__init__(None, key)
+        self.der = der
+
+    def pem(self):
+        import base64
+        b64 = base64.b64encode(self.der).decode()
+        return ("-----BEGIN CERTIFICATE-----\n" +
+                "".join(b64[i:i + 64] + "\n" for i in range(0, len(b64), 64)) +
+                "-----END CERTIFICATE-----\n").encode()
+
+
+def resign(issued, issuer, patch):
+    """`issued` with its TBSCertificate items passed through patch(), signed again by issuer."""
+    outer = der_items(der_body(issued.cert.public_bytes(serialization.Encoding.DER)))
+    tbs = der_tlv(0x30, b"".join(patch(der_items(der_body(outer[0])))))
+    sig = issuer.key.sign(tbs, ec.ECDSA(hashes.SHA256()))
+    return RawIssued(der_tlv(0x30, tbs + outer[1] + der_tlv(0x03, b"\x00" + sig)), issued.key)
+
+
+def with_serial(serial_der):
+    return lambda items: [items[0], der_tlv(0x02, serial_der)] + items[2:]
+
+
+def as_v1(items):
+    """Drops the version (v1 is the default) and the extensions."""
+    return [i for i in items[1:] if i[0] != 0xA3]
 
 
 class Pki:
@@ -146,7 +217,7 @@ class Pki:
 
 class Case:
     def __init__(self, name, chain, roots, host, want, *, code=None, at=None, differ=None,
-                 pending=None, warning=None, der_leaf=None):
+                 pending=None, warning=None, der_leaf=None, profiles=None):
         self.name = name
         self.chain = chain  # [Issued], leaf first
         self.roots = roots  # [Issued]
@@ -158,6 +229,10 @@ class Case:
         self.pending = pending  # (fix, getcert verdict now, getcert code now)
         self.warning = warning  # (word, fix)
         self.der_leaf = der_leaf  # replaces the leaf's DER (a corrupted signature)
+        # getcert's verdict under the other profiles where it is not `want`:
+        # {"openssl": ("accept", None, "cn_fallback"), "rfc5280": ("reject", "code", None)},
+        # each (verdict, error code, warning code).
+        self.profiles = profiles or {}
 
 
 def flip_last_byte(cert):
@@ -166,11 +241,13 @@ def flip_last_byte(cert):
     return bytes(der)
 
 
-GO_NO_CN = "Go never falls back to the CN (removed in Go 1.17)"
+OPENSSL_CN = ("OpenSSL (and gRPC, curl and Python over it) and GnuTLS match the CN of a leaf "
+              "without subjectAltName; Go (since 1.15), rustls, browsers and pyca do not")
 OPENSSL_PARTIAL = ("openssl verify without -partial_chain trusts only self-signed anchors, "
                    "like every OpenSSL client that does not set X509_V_FLAG_PARTIAL_CHAIN")
 OPENSSL_NOT_AFTER = "OpenSSL treats notAfter as exclusive (X509_cmp_time counts equality as past)"
 GO_WEAK_RSA = "Go's crypto/x509 sets no minimum RSA key size"
+PYCA_WEAK_RSA = "pyca's verifier sets no minimum RSA key size for a leaf"
 GRPC_IP_IN_DNS = "gRPC compares an IP target as text against every SAN entry, DNS ones included"
 GO_ANY_EKU = "Go treats anyExtendedKeyUsage as allowing every purpose"
 GETCERT_INCOMPLETE = ("getcert alone reports incomplete_chain when the server does not send an "
@@ -211,10 +288,10 @@ def build_cases(pki):
            code="hostname_mismatch")
 
     # --- IP addresses -------------------------------------------------------------------------
-    ip4 = pki.leaf("ip4", dns=[], ips=["127.0.0.1"])
+    ip4 = pki.leaf("127.0.0.1", dns=[], ips=["127.0.0.1"])
     simple("ipv4-san", ip4, "127.0.0.1", "accept")
     simple("ipv4-san-other-ip", ip4, "127.0.0.2", "reject", code="ip_mismatch")
-    ip6 = pki.leaf("ip6", dns=[], ips=["::1"])
+    ip6 = pki.leaf("::1", dns=[], ips=["::1"])
     simple("ipv6-san-compressed", ip6, "::1", "accept")
     simple("ipv6-san-uncompressed", ip6, "0:0:0:0:0:0:0:1", "accept",
            differ={"grpc": "gRPC compares IP targets as text with the SAN printed compressed"})
@@ -222,8 +299,9 @@ def build_cases(pki):
            code="ip_mismatch", differ={"grpc": GRPC_IP_IN_DNS})
     simple("ip-cn-only", pki.leaf("127.0.0.1", dns=[]), "127.0.0.1", "reject",
            code="ip_mismatch")
-    simple("cn-only-leaf", pki.leaf("a.test", dns=[]), "a.test", "accept",
-           differ={"go": GO_NO_CN}, warning=("cn_fallback", "no-cn-fallback-with-san"))
+    simple("cn-only-leaf", pki.leaf("a.test", dns=[]), "a.test", "reject",
+           code="no_subject_alt_name", profiles={"openssl": ("accept", None, "cn_fallback")},
+           differ={v: OPENSSL_CN for v in ("openssl", "gnutls", "grpc")})
     simple("ip-san-only-cn-is-host", pki.leaf("a.test", dns=[], ips=["127.0.0.1"]), "a.test",
            "reject", code="hostname_mismatch",
            differ={"openssl": "OpenSSL's X509_check_host falls back to the CN when there is no "
@@ -251,7 +329,9 @@ def build_cases(pki):
                              eku=[ExtendedKeyUsageOID.CLIENT_AUTH])
     c.append(Case("eku-intermediate-client-only", [pki.leaf(issuer=client_inter), client_inter],
                   std, "a.test", "reject", code="wrong_purpose"))
-    simple("eku-leaf-none", pki.leaf(eku=None), "a.test", "accept")
+    simple("eku-leaf-none", pki.leaf(eku=None), "a.test", "accept",
+           warning=("leaf_missing_eku", "profiles"),
+           profiles={"rfc5280": ("reject", "leaf_missing_eku", None)})
     simple("eku-leaf-client-only", pki.leaf(eku=[ExtendedKeyUsageOID.CLIENT_AUTH]), "a.test",
            "reject", code="wrong_purpose")
     simple("eku-leaf-any", pki.leaf(eku=[ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE]), "a.test",
@@ -260,7 +340,8 @@ def build_cases(pki):
     any_inter = make_cert("AnyEKU Intermediate CA", root, ca=True,
                           eku=[ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE])
     c.append(Case("eku-intermediate-any", [pki.leaf(issuer=any_inter), any_inter], std, "a.test",
-                  "reject", code="wrong_purpose", differ={"go": GO_ANY_EKU}))
+                  "reject", code="wrong_purpose",
+                  differ={"go": GO_ANY_EKU, "pyca": "pyca accepts anyExtendedKeyUsage in a CA"}))
 
     # --- basicConstraints and keyUsage --------------------------------------------------------
     not_ca = make_cert("Not-a-CA Intermediate", root, basic=x509.BasicConstraints(False, None),
@@ -297,10 +378,10 @@ def build_cases(pki):
     loop = make_cert("Permitted 127/8 CA", root, ca=True, name_constraints=x509.NameConstraints(
         [x509.IPAddress(ipaddress.ip_network("127.0.0.0/8"))], None))
     c.append(Case("nc-permitted-ip-inside",
-                  [pki.leaf("ip", issuer=loop, dns=[], ips=["127.0.0.5"]), loop], std,
+                  [pki.leaf("127.0.0.5", issuer=loop, dns=[], ips=["127.0.0.5"]), loop], std,
                   "127.0.0.5", "accept"))
     c.append(Case("nc-permitted-ip-outside",
-                  [pki.leaf("ip", issuer=loop, dns=[], ips=["192.0.2.1"]), loop], std,
+                  [pki.leaf("192.0.2.1", issuer=loop, dns=[], ips=["192.0.2.1"]), loop], std,
                   "192.0.2.1", "reject", code="name_constraint_violation"))
 
     # --- signatures and extensions -----------------------------------------------------------
@@ -334,7 +415,8 @@ def build_cases(pki):
     # first issuer they find and do not backtrack past the expired DST: so do their clients.
     c.append(Case("two-issuers-for-r3", [le_leaf, r3_by_dst, r3], [x1, dst], "a.test", "reject",
                   code="expired",
-                  differ={"go": "Go explores every candidate issuer and finds leaf <- R3 <- X1"}))
+                  differ={v: v + " explores every candidate issuer and finds leaf <- R3 <- X1"
+                          for v in ("go", "pyca")}))
 
     i1 = make_cert("Deep Intermediate 1", root, ca=True)
     i2 = make_cert("Deep Intermediate 2", i1, ca=True)
@@ -352,7 +434,8 @@ def build_cases(pki):
     # incomplete_chain, since clients that trust only the root fail against this server.
     c.append(Case("intermediate-only-in-ca-file", [pki.leaf()], [root, inter], "a.test", "reject",
                   code="missing_intermediate",
-                  differ={v: GETCERT_INCOMPLETE for v in ("openssl", "gnutls", "go", "grpc")}))
+                  differ={v: GETCERT_INCOMPLETE for v in ("openssl", "gnutls", "go", "grpc",
+                                                          "pyca")}))
     c.append(Case("untrusted-root", [pki.leaf(), inter], [pki.other_root], "a.test", "reject",
                   code="unknown_issuer"))
     c.append(Case("ca-file-holds-intermediate-only", [pki.leaf(), inter], [inter], "a.test",
@@ -361,7 +444,9 @@ def build_cases(pki):
     selfsigned = make_cert("a.test", dns=["a.test"], eku=SERVER_AUTH)
     c.append(Case("self-signed-leaf-trusted", [selfsigned], [selfsigned], "a.test", "accept",
                   differ={"gnutls": "GnuTLS requires CA:TRUE of any issuer, even a trusted "
-                                    "self-signed leaf"}))
+                                    "self-signed leaf",
+                          "pyca": "pyca requires authorityKeyIdentifier in a leaf, even a "
+                                  "self-signed trusted one"}))
     c.append(Case("self-signed-leaf-untrusted", [selfsigned], std, "a.test", "reject",
                   code="self_signed"))
 
@@ -376,12 +461,13 @@ def build_cases(pki):
     c.append(Case("rsa2048-leaf", [pki.leaf(issuer=rsa_inter, key=rsa_key(2048)), rsa_inter],
                   std, "a.test", "accept"))
     simple("rsa1024-leaf", pki.leaf(key=rsa_key(1024)), "a.test", "reject", code="too_weak",
-           differ={"go": GO_WEAK_RSA}, pending=weak)
+           differ={"go": GO_WEAK_RSA, "pyca": PYCA_WEAK_RSA}, pending=weak)
     weak_inter = make_cert("RSA-1024 Intermediate CA", root, key=rsa_key(1024), ca=True)
     c.append(Case("rsa1024-intermediate", [pki.leaf(issuer=weak_inter), weak_inter], std,
                   "a.test", "reject", code="too_weak", differ={"go": GO_WEAK_RSA}, pending=weak))
     simple("ec-p192-leaf", pki.leaf(key=ec_key(ec.SECP192R1())), "a.test", "reject",
-           code="too_weak", pending=weak)
+           code="too_weak", pending=weak,
+           differ={"pyca": "pyca checks the leaf's key only when it verifies a signature with it"})
     sha1_inter = make_cert("SHA-1-signed Intermediate CA", root, ca=True, digest=hashes.SHA1())
     c.append(Case("sha1-intermediate-signature", [pki.leaf(issuer=sha1_inter), sha1_inter], std,
                   "a.test", "reject", code="too_weak", pending=weak))
@@ -392,6 +478,198 @@ def build_cases(pki):
     c.append(Case("sha1-self-signature-on-anchor",
                   [pki.leaf(issuer=sha1_root_inter), sha1_root_inter], [sha1_root], "a.test",
                   "accept"))
+    c.extend(profile_rule_cases(pki))
+    return c
+
+
+NO_DSA_RULE = "accepts a DSA key in the leaf (the BR allow RSA and ECDSA only; TLS 1.3 has no DSA)"
+
+
+def lax(why, *verifiers):
+    """The verifiers that accept what a rule rejects, all for the same reason."""
+    return {v: v + " " + why for v in verifiers}
+
+
+def strict(why):
+    return {"openssl": why}
+
+
+def strict_only(code):
+    """getcert's verdicts for a rule that only the rfc5280 profile enforces (webpki warns)."""
+    return {"rfc5280": ("reject", code, None), "openssl": ("accept", None, None)}
+
+
+def modern_only(code, warning=None):
+    """getcert's verdicts for a rule webpki and rfc5280 enforce; OpenSSL clients accept."""
+    return {"openssl": ("accept", None, warning or code), "rfc5280": ("reject", code, None)}
+
+
+def profile_rule_cases(pki):
+    """One case per profile rule (see docs, "Verification profiles"), each judged by getcert
+    under every profile and by the other verifiers."""
+    c = []
+    root, inter = pki.root, pki.inter
+    std = [root]
+
+    def simple(name, leaf, host, want, **kw):
+        c.append(Case(name, [leaf, inter], kw.pop("roots", std), host, want, **kw))
+
+    def under(name, ca, leaf_kw, want, roots=None, **kw):
+        leaf = pki.leaf(issuer=ca, **leaf_kw)
+        c.append(Case(name, [leaf, ca], roots or std, leaf_kw.get("dns", ["a.test"])[0]
+                      if leaf_kw.get("dns", ["a.test"]) else "a.test", want, **kw))
+
+    # --- names ---------------------------------------------------------------------------------
+    simple("rule-cn-not-in-sans", pki.leaf("b.test", dns=["a.test"]), "a.test", "accept",
+           warning=("cn_not_in_sans", "profiles"), profiles=strict_only("cn_not_in_sans"))
+    simple("rule-cn-u-label-san-a-label",
+           pki.leaf("b\u00fccher.test", dns=["xn--bcher-kva.test"]), "xn--bcher-kva.test",
+           "accept", warning=("cn_not_in_sans", "profiles"), profiles=strict_only("cn_not_in_sans"))
+    simple("rule-cn-ip-leading-zeros", pki.leaf("127.000.000.001", dns=[], ips=["127.0.0.1"]),
+           "127.0.0.1", "accept", warning=("cn_ip_not_canonical", "profiles"),
+           profiles=strict_only("cn_ip_not_canonical"))
+    simple("rule-cn-ipv6-uncompressed", pki.leaf("0:0:0:0:0:0:0:1", dns=[], ips=["::1"]),
+           "::1", "accept", warning=("cn_ip_not_canonical", "profiles"),
+           profiles=strict_only("cn_ip_not_canonical"))
+    simple("rule-dns-san-underscore", pki.leaf("a.test", dns=["a.test", "a_b.test"]), "a.test",
+           "accept", warning=("dns_name_underscore", "profiles"),
+           profiles=strict_only("dns_name_underscore"))
+    psl = "no verifier but Chromium consults the Public Suffix List for wildcards"
+    simple("rule-wildcard-public-suffix", pki.leaf("*.co.uk", dns=["*.co.uk"]), "x.co.uk",
+           "reject", code="wildcard_public_suffix", profiles=modern_only("wildcard_public_suffix"),
+           differ={v: psl for v in ("openssl", "gnutls", "go", "grpc", "pyca")})
+    simple("rule-wildcard-private-suffix", pki.leaf("*.github.io", dns=["*.github.io"]),
+           "x.github.io", "reject", code="wildcard_public_suffix",
+           profiles=modern_only("wildcard_public_suffix"),
+           differ={v: psl for v in ("openssl", "gnutls", "go", "grpc", "pyca")})
+
+    # --- name constraints ---------------------------------------------------------------------
+    good = [x509.DNSName("good.test")]
+    soft = make_cert("Non-critical NC CA", root, ca=True,
+                     name_constraints=x509.NameConstraints(good, None), nc_critical=False)
+    under("rule-nc-not-critical", soft, {"cn": "x.good.test", "dns": ["x.good.test"]}, "accept",
+          warning=("name_constraints_not_critical", "profiles"),
+          profiles=strict_only("name_constraints_not_critical"))
+    simple("rule-nc-in-leaf", pki.leaf(name_constraints=x509.NameConstraints(good, None)),
+           "a.test", "reject", code="name_constraints_in_leaf",
+           profiles=modern_only("name_constraints_in_leaf"),
+           differ=lax("ignores nameConstraints in an end-entity certificate (pyca refuses)", "openssl", "gnutls", "go", "grpc"))
+    bar = make_cert("Excluded bar.good.test CA", root, ca=True,
+                    name_constraints=x509.NameConstraints(None, [x509.DNSName("bar.good.test")]))
+    c.append(Case("rule-nc-wildcard-expands-into-excluded",
+                  [pki.leaf("*.good.test", issuer=bar), bar], std, "foo.good.test", "reject",
+                  code="excluded_wildcard", profiles=modern_only("excluded_wildcard"),
+           differ=lax("checks the wildcard pattern, not the names it expands to (CVE-2025-61727; fixed after Go 1.19)", "openssl", "gnutls", "go", "grpc")))
+    dot = make_cert("Leading-dot NC CA", root, ca=True,
+                    name_constraints=x509.NameConstraints([x509.DNSName(".good.test")], None))
+    under("rule-nc-dns-leading-dot", dot, {"cn": "x.good.test", "dns": ["x.good.test"]},
+          "reject", code="invalid_name_constraint", profiles=modern_only("invalid_name_constraint"),
+           differ=lax("reads a leading period in a dNSName constraint as subdomains only, instead of refusing it", "openssl", "gnutls", "go", "grpc"))
+    empty_nc = x509.UnrecognizedExtension(ExtensionOID.NAME_CONSTRAINTS, b"\x30\x00")
+    empty = make_cert("Empty NC CA", root, ca=True, extra=[(empty_nc, True)])
+    under("rule-nc-empty", empty, {}, "reject", code="empty_name_constraints",
+          profiles=modern_only("empty_name_constraints"),
+           differ=lax("accepts nameConstraints with no subtrees (pyca and Go refuse)", "openssl", "gnutls", "grpc"))
+
+    # --- certificate profile ------------------------------------------------------------------
+    simple("rule-v1-leaf", resign(pki.leaf(), inter, as_v1), "a.test", "reject",
+           code="v1_certificate", profiles={"openssl": ("accept", None, "cn_fallback"),
+                                            "rfc5280": ("reject", "v1_certificate", None)},
+           differ=lax("accepts a version 1 leaf and matches its CN", "openssl", "gnutls", "grpc"))
+    simple("rule-leaf-is-ca", pki.leaf(basic=x509.BasicConstraints(True, None)), "a.test",
+           "reject", code="leaf_is_ca",
+           profiles={"openssl": ("accept", None, "leaf_is_ca"),
+                     "rfc5280": ("accept", None, "leaf_is_ca")},
+           differ=lax("takes a CA certificate as the leaf, as RFC 5280 allows", "openssl", "gnutls", "go", "grpc"))
+    simple("rule-leaf-keycertsign",
+           pki.leaf(key_usage=usage(digital_signature=True, key_cert_sign=True)), "a.test",
+           "reject", code="leaf_key_cert_sign", profiles=modern_only("leaf_key_cert_sign"),
+           differ=lax("does not check keyCertSign against cA in a leaf (openssl verify -x509_strict does)", "gnutls", "go", "grpc"))
+    simple("rule-eku-critical", pki.leaf(eku_critical=True), "a.test", "reject",
+           code="eku_critical", profiles={"openssl": ("accept", None, None),
+                                          "rfc5280": ("reject", "eku_critical", None)},
+           differ=lax("does not check that extendedKeyUsage is not critical (BR 7.1.2.7.10)", "openssl", "gnutls", "go", "grpc"))
+    eku_root = make_cert("EKU Root CA", ca=True, eku=SERVER_AUTH)
+    eku_inter = make_cert("Under EKU Root CA", eku_root, ca=True)
+    c.append(Case("rule-root-has-eku", [pki.leaf(issuer=eku_inter), eku_inter], [eku_root],
+                  "a.test", "accept", warning=("root_has_eku", "profiles"),
+                  profiles=strict_only("root_has_eku")))
+    nobc_root = make_cert("No-BC Root CA", ca=True, basic=None)
+    nobc_inter = make_cert("Under No-BC Root CA", nobc_root, ca=True)
+    c.append(Case("rule-root-no-basic-constraints", [pki.leaf(issuer=nobc_inter), nobc_inter],
+                  [nobc_root], "a.test", "reject", code="root_basic_constraints_missing",
+                  profiles=modern_only("root_basic_constraints_missing"),
+           differ=lax("accepts a trust anchor without basicConstraints (OpenSSL only refuses it with X509_STRICT)", "gnutls", "grpc")))
+    soft_root = make_cert("Non-critical BC Root CA", ca=True, basic_critical=False)
+    soft_inter = make_cert("Under Non-critical BC Root CA", soft_root, ca=True)
+    c.append(Case("rule-root-basic-constraints-not-critical",
+                  [pki.leaf(issuer=soft_inter), soft_inter], [soft_root], "a.test", "accept",
+                  warning=("root_basic_constraints_not_critical", "profiles"),
+                  profiles=strict_only("root_basic_constraints_not_critical"),
+           differ={"openssl": "openssl verify -x509_strict requires a critical basicConstraints in CAs", "pyca": "pyca requires a critical basicConstraints in the trust anchor too"}))
+    no_ski = make_cert("No-SKI Intermediate CA", root, ca=True, ski=False)
+    under("rule-ca-without-ski", no_ski, {}, "accept",
+          warning=("missing_subject_key_id", "profiles"),
+          profiles=strict_only("missing_subject_key_id"),
+           differ=strict("openssl verify -x509_strict requires subjectKeyIdentifier in CAs, like the rfc5280 profile"))
+    no_aki = make_cert("No-AKI Intermediate CA", root, ca=True, aki=None)
+    under("rule-intermediate-without-aki", no_aki, {}, "accept",
+          warning=("missing_authority_key_id", "profiles"),
+          profiles=strict_only("missing_authority_key_id"),
+           differ=strict("openssl verify -x509_strict requires authorityKeyIdentifier below the root, like the rfc5280 profile"))
+    simple("rule-leaf-without-aki", pki.leaf(aki=None), "a.test", "reject",
+           code="missing_authority_key_id", profiles=modern_only("missing_authority_key_id"),
+           differ=lax("does not require authorityKeyIdentifier (pyca and openssl -x509_strict do)", "gnutls", "go", "grpc"))
+    # The issuer and serial an AKI names are the root's own: OpenSSL then still sees it as
+    # self-issued (X509_check_akid), so only the rule tells the two cases apart.
+    k1 = ec_key()
+    aki_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "AKI Root"),
+                          x509.NameAttribute(NameOID.ORGANIZATION_NAME, "getcert differential")])
+    by_serial = x509.AuthorityKeyIdentifier(
+        x509.SubjectKeyIdentifier.from_public_key(k1.public_key()).digest,
+        [x509.DirectoryName(aki_name)], 4242)
+    aki_root = make_cert("AKI Root", key=k1, ca=True, aki=by_serial, serial=4242)
+    aki_inter = make_cert("Under AKI Root", aki_root, ca=True)
+    c.append(Case("rule-root-aki-issuer-serial", [pki.leaf(issuer=aki_inter), aki_inter],
+                  [aki_root], "a.test", "accept", warning=("root_aki_issuer_serial", "profiles"),
+                  profiles=strict_only("root_aki_issuer_serial")))
+    k2 = ec_key()
+    noid_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "AKI-noid Root"),
+                           x509.NameAttribute(NameOID.ORGANIZATION_NAME, "getcert differential")])
+    no_keyid = x509.AuthorityKeyIdentifier(None, [x509.DirectoryName(noid_name)], 4343)
+    noid_root = make_cert("AKI-noid Root", key=k2, ca=True, aki=no_keyid, serial=4343)
+    noid_inter = make_cert("Under AKI-noid Root", noid_root, ca=True)
+    c.append(Case("rule-root-aki-without-keyid", [pki.leaf(issuer=noid_inter), noid_inter],
+                  [noid_root], "a.test", "accept", warning=("root_aki_without_key_id", "profiles"),
+                  profiles=strict_only("root_aki_without_key_id"),
+           differ={"pyca": "pyca requires keyIdentifier in every authorityKeyIdentifier"}))
+    simple("rule-empty-subject-san-not-critical",
+           pki.leaf("a.test", subject_name=x509.Name([])), "a.test", "reject",
+           code="empty_subject_san_not_critical",
+           profiles=modern_only("empty_subject_san_not_critical"),
+           differ=lax("does not require a critical subjectAltName when the subject is empty "
+                      "(RFC 5280 4.2.1.6; pyca does)", "gnutls", "go", "grpc"))
+    bad_aia = x509.UnrecognizedExtension(ExtensionOID.AUTHORITY_INFORMATION_ACCESS,
+                                         b"\x30\x03\x02\x01\x05")
+    simple("rule-malformed-aia", pki.leaf(extra=[(bad_aia, False)]), "a.test", "reject",
+           code="malformed_aia", profiles=modern_only("malformed_aia"),
+           differ=lax("does not decode authorityInfoAccess while verifying (Go and pyca reject the certificate)", "openssl", "gnutls", "grpc"))
+    for name, serial in (("zero", b"\x00"), ("negative", b"\xff\x01"),
+                         ("21-octets", b"\x01" * 21)):
+        simple("rule-serial-" + name, resign(pki.leaf(), inter, with_serial(serial)), "a.test",
+               "accept", warning=("bad_serial_number", "profiles"),
+               profiles=strict_only("bad_serial_number"),
+               differ={"pyca": "pyca refuses negative serial numbers"} if name == "negative"
+               else None)
+
+    # --- keys ----------------------------------------------------------------------------------
+    # at=NOW: no TLS server presents a DSA key to the gRPC client (no TLS 1.3 scheme exists).
+    simple("rule-dsa-leaf", pki.leaf(key=dsa.generate_private_key(2048)), "a.test", "reject",
+           code="dsa_key", profiles=modern_only("dsa_key"), at=NOW,
+           differ=lax(NO_DSA_RULE, "openssl", "gnutls", "go", "pyca"))
+    simple("rule-rsa-modulus-not-multiple-of-8", pki.leaf(key=rsa_key(2052)), "a.test", "accept",
+           warning=("rsa_modulus_not_multiple_of_8", "profiles"),
+           profiles=strict_only("rsa_modulus_not_multiple_of_8"))
     return c
 
 
@@ -404,6 +682,8 @@ def expectations(case):
     other = "reject" if case.want == "accept" else "accept"
     out = {}
     for v in VERIFIERS:
+        if v.startswith("getcert"):
+            continue
         if v in case.differ:
             out[v] = {"verdict": other, "why": case.differ[v]}
         else:
@@ -416,6 +696,11 @@ def expectations(case):
         g = {"verdict": verdict_now, "code": code_now, "warning": g["warning"],
              "why": "known wrong until the fix '" + fix + "' is merged"}
     out["getcert"] = g
+    for profile in ("openssl", "rfc5280"):
+        verdict, code, warning = case.profiles.get(profile, (g["verdict"], g["code"], None))
+        out["getcert:" + profile] = {"verdict": verdict, "code": code, "warning": warning,
+                                     "why": None if verdict == case.want else
+                                     f"the {profile} profile " + verdict + "s it"}
     return out
 
 

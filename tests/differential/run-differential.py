@@ -17,6 +17,9 @@ Verifiers and how they are run (see README, "Verification policy compared"):
   gnutls   faketime AT certtool --verify --load-ca-certificate roots.pem --infile chain.pem
            --verify-hostname NAME --verify-purpose serverAuth --verify-profile medium
   go       goverify (crypto/x509 Verify, built here from goverify/main.go)
+  getcert:PROFILE  the same with --profile PROFILE (openssl, rfc5280); plain getcert is webpki
+  pyca     pyca_verify.py: cryptography.x509.verification (pyca/cryptography 43 or later), run
+           by the first python3 that has it (Debian 12's python3-cryptography 38 does not)
   grpc     grpc_probe.py: grpcio's secure channel (root certificates, ssl_target_name_override
            = NAME) to a TLS server on 127.0.0.1 that presents chain.pem with ALPN h2; only for
            the cases verified "now" (gRPC cannot take a verification time)
@@ -38,9 +41,12 @@ import time
 
 SKIP_MARKER = "GETCERT-TEST-SKIPPED"
 HERE = os.path.dirname(os.path.abspath(__file__))
-VERIFIERS = ["getcert", "openssl", "gnutls", "go", "grpc"]
+VERIFIERS = ["getcert", "getcert:openssl", "getcert:rfc5280", "openssl", "gnutls", "go", "grpc",
+             "pyca"]
 SERVER_AUTH_OID = "1.3.6.1.5.5.7.3.1"
-TOOL_TIMEOUT = 20  # seconds; a generous bound, never reached by a healthy tool
+# Seconds; a generous bound, never reached by a healthy tool (pyca's import alone takes seconds
+# on a loaded machine).
+TOOL_TIMEOUT = 60
 
 
 class Outcome:
@@ -96,16 +102,19 @@ def rfc3339(epoch):
 
 # --- verifiers ---------------------------------------------------------------------------------
 
-def verify_getcert(binary, case_dir, name, at):
+def verify_getcert(binary, case_dir, name, at, profile=None):
     rc, out, err = run([binary, "show", os.path.join(case_dir, "chain.pem"), "--verify",
                         "--host", name, "--ca-file", os.path.join(case_dir, "roots.pem"),
-                        "--at", rfc3339(at), "-o", "json"])
+                        "--at", rfc3339(at), "-o", "json"] +
+                       (["--profile", profile] if profile else []))
     try:
         verification = json.loads(out)["verification"]
     except (ValueError, KeyError, TypeError):
         return Outcome("error", f"exit {rc}: {err.strip()[:200]}")
     codes = [e["code"] for e in verification["errors"]]
     warnings = json.dumps(verification.get("warnings", []))
+    if verification.get("profile") != (profile or "webpki"):
+        return Outcome("error", f"the report names profile {verification.get('profile')}")
     if rc == 0 and verification["ok"]:
         return Outcome("accept", verification["verdict"], codes, warnings)
     if rc == 5 and not verification["ok"]:
@@ -154,6 +163,27 @@ def verify_go(binary, case_dir, name, at):
     if rc == 1:
         return Outcome("reject", out.strip()[len("reject: "):])
     return Outcome("error", f"exit {rc}: {err.strip()[:200]}")
+
+
+def verify_pyca(python, case_dir, name, at):
+    rc, out, err = run([python, os.path.join(HERE, "pyca_verify.py"),
+                        os.path.join(case_dir, "chain.pem"), os.path.join(case_dir, "roots.pem"),
+                        name, str(at)])
+    if rc == 0 and out.strip() == "accept":
+        return Outcome("accept")
+    if rc == 0 and out.startswith("reject"):
+        return Outcome("reject", out.strip()[len("reject: "):])
+    return Outcome("error", f"exit {rc}: {err.strip()[-200:]}")
+
+
+def find_pyca():
+    """The interpreter whose cryptography has x509.verification, or (None, why not)."""
+    candidates = [sys.executable] + [p for p in (shutil.which("python3"),) if p]
+    for python in candidates:
+        rc, _, _ = run([python, os.path.join(HERE, "pyca_verify.py"), "--check"])
+        if rc == 0:
+            return python, None
+    return None, "no python3 here has pyca/cryptography 43 or later (x509.verification)"
 
 
 # An empty HTTP/2 SETTINGS frame: the server preface. gRPC 1.51 reports a channel READY only once
@@ -278,6 +308,11 @@ def check_case(case_dir, tools):
         spec = json.load(f)
     results = {}
     results["getcert"] = verify_getcert(tools["getcert"], case_dir, name, at)
+    for profile in ("openssl", "rfc5280"):
+        results["getcert:" + profile] = verify_getcert(tools["getcert"], case_dir, name, at,
+                                                       profile)
+    results["pyca"] = verify_pyca(tools["pyca"], case_dir, name, at) if tools["pyca"] else (
+        Outcome("skip"))
     results["openssl"] = (verify_openssl(case_dir, name, at) if tools["openssl"]
                           else Outcome("skip"))
     results["gnutls"] = verify_gnutls(case_dir, name, at) if tools["gnutls"] else Outcome("skip")
@@ -300,10 +335,10 @@ def judge(spec, results):
         if got.verdict != want["verdict"]:
             why = f" (documented: {want['why']})" if want["why"] else ""
             problems.append(f"{v}: {got.verdict}, expected {want['verdict']}{why}: {got.detail}")
-        elif v == "getcert" and want.get("code") and want["code"] not in got.codes:
-            problems.append(f"getcert: rejected with {got.codes}, expected code {want['code']}")
-        if v == "getcert" and want.get("warning") and want["warning"] not in got.warnings:
-            problems.append(f"getcert: no '{want['warning']}' among its warnings {got.warnings}")
+        elif v.startswith("getcert") and want.get("code") and want["code"] not in got.codes:
+            problems.append(f"{v}: rejected with {got.codes}, expected code {want['code']}")
+        if v.startswith("getcert") and want.get("warning") and want["warning"] not in got.warnings:
+            problems.append(f"{v}: no '{want['warning']}' among its warnings {got.warnings}")
     return problems
 
 
@@ -311,7 +346,7 @@ def cell(spec, v, got):
     if got.verdict == "skip":
         return "-"
     mark = {"accept": "ok", "reject": "NO", "error": "ERR"}[got.verdict]
-    if v == "getcert" and got.verdict == "reject" and got.codes:
+    if v.startswith("getcert") and got.verdict == "reject" and got.codes:
         mark += ":" + got.codes[0]
         verdict = got.detail.split(":", 1)[0]
         if verdict != "invalid":
@@ -362,6 +397,9 @@ def main():
     tools["grpc"], why = find_grpc()
     if why:
         skipped["grpc"] = why
+    tools["pyca"], why = find_pyca()
+    if why:
+        skipped["pyca"] = why
 
     cases = sorted(d for d in os.listdir(corpus) if os.path.isdir(os.path.join(corpus, d)))
     if args.only:
@@ -371,14 +409,15 @@ def main():
                                         cases)))
 
     width = max(len(c) for c in cases)
-    header = f"{'case':<{width}}  {'want':<6}  " + "  ".join(f"{v:<48}" if v == "getcert"
-                                                            else f"{v:<8}" for v in VERIFIERS)
+    def col(v):
+        return 48 if v == "getcert" else 32 if v.startswith("getcert") else 8
+
+    header = f"{'case':<{width}}  {'want':<6}  " + "  ".join(f"{v:<{col(v)}}" for v in VERIFIERS)
     print("\n" + header + "\n" + "-" * len(header))
     failures = []
     for c in cases:
         spec, results = done[c]
-        cells = [f"{cell(spec, v, results[v]):<48}" if v == "getcert"
-                 else f"{cell(spec, v, results[v]):<8}" for v in VERIFIERS]
+        cells = [f"{cell(spec, v, results[v]):<{col(v)}}" for v in VERIFIERS]
         print(f"{c:<{width}}  {spec['want']:<6}  " + "  ".join(cells).rstrip())
         for p in judge(spec, results):
             failures.append(f"{c}: {p}")

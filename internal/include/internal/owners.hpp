@@ -41,6 +41,7 @@ struct Deleter {
 // void(T*) wrapper so they fit Deleter.
 inline void free_x509_stack(STACK_OF(X509) * s) { sk_X509_pop_free(s, X509_free); }
 inline void free_x509_stack_only(STACK_OF(X509) * s) { sk_X509_free(s); }
+inline void free_crl_stack(STACK_OF(X509_CRL) * s) { sk_X509_CRL_pop_free(s, X509_CRL_free); }
 inline void free_bio(BIO* b) { BIO_free_all(b); }
 inline void free_sct_list(STACK_OF(SCT) * s) { SCT_LIST_free(s); }
 inline void free_tls_feature(TLS_FEATURE* f) { TLS_FEATURE_free(f); }
@@ -61,6 +62,7 @@ GETCERT_OWNER(X509StackPtr, STACK_OF(X509), free_x509_stack);
 // A stack that borrows its certificates (they are owned elsewhere).
 GETCERT_OWNER(X509RefStackPtr, STACK_OF(X509), free_x509_stack_only);
 GETCERT_OWNER(X509CrlPtr, X509_CRL, X509_CRL_free);
+GETCERT_OWNER(X509CrlStackPtr, STACK_OF(X509_CRL), free_crl_stack);
 GETCERT_OWNER(X509AlgorPtr, X509_ALGOR, X509_ALGOR_free);
 GETCERT_OWNER(X509SigPtr, X509_SIG, X509_SIG_free);
 GETCERT_OWNER(EvpPkeyPtr, EVP_PKEY, EVP_PKEY_free);
@@ -78,6 +80,10 @@ GETCERT_OWNER(GeneralNamesPtr, GENERAL_NAMES, GENERAL_NAMES_free);
 GETCERT_OWNER(AuthorityInfoAccessPtr, AUTHORITY_INFO_ACCESS, AUTHORITY_INFO_ACCESS_free);
 GETCERT_OWNER(BasicConstraintsPtr, BASIC_CONSTRAINTS, BASIC_CONSTRAINTS_free);
 GETCERT_OWNER(CrlDistPointsPtr, CRL_DIST_POINTS, CRL_DIST_POINTS_free);
+GETCERT_OWNER(NameConstraintsPtr, NAME_CONSTRAINTS, NAME_CONSTRAINTS_free);
+GETCERT_OWNER(AuthorityKeyIdPtr, AUTHORITY_KEYID, AUTHORITY_KEYID_free);
+GETCERT_OWNER(ExtKeyUsagePtr, EXTENDED_KEY_USAGE, EXTENDED_KEY_USAGE_free);
+GETCERT_OWNER(Asn1OctetStringPtr, ASN1_OCTET_STRING, ASN1_OCTET_STRING_free);
 GETCERT_OWNER(SctListPtr, STACK_OF(SCT), free_sct_list);
 GETCERT_OWNER(TlsFeaturePtr, TLS_FEATURE, free_tls_feature);
 GETCERT_OWNER(Asn1ObjectPtr, ASN1_OBJECT, ASN1_OBJECT_free);

@@ -49,8 +49,24 @@ struct TrustOptions {
   std::string ca_dir;   // OpenSSL hashed directory (c_rehash / openssl rehash)
 };
 
+// The rule set that decides a verdict (see docs: "Verification profiles").
+enum class Profile {
+  // RFC 5280 path validation plus the CA/B Forum Baseline Requirements rules that Go's
+  // crypto/x509, rustls-webpki, Chromium and pyca/cryptography enforce; no subject CN fallback.
+  // What "works with every modern client" means, hence the default.
+  webpki,
+  // What an OpenSSL 3 client with default settings accepts (gRPC C++ core, curl, Python's ssl):
+  // a leaf without subjectAltName matches through its CN, with a warning.
+  openssl,
+  // The strict reading: webpki plus the pedantic rules (serial numbers, AKI/SKI everywhere,
+  // the Baseline Requirements' profile), but a CA certificate may be a leaf, as RFC 5280 allows.
+  rfc5280,
+};
+std::string_view to_string(Profile profile) noexcept;  // "webpki", "openssl", "rfc5280"
+
 struct VerifyOptions {
   TrustOptions trust;
+  Profile profile = Profile::webpki;
   // When the server omitted an intermediate, download it from the certificate's Authority
   // Information Access "CA Issuers" URL (http) to complete the chain, as browsers do. The
   // verdict then says the chain is valid only for clients that do the same. On by default
@@ -76,6 +92,17 @@ struct VerifyOptions {
   bool from_handshake = false;
   // DNS name or IP literal the leaf must be valid for; empty = skip the name check.
   std::string name;
+  // More names: the leaf must be valid for at least one of `name` and these (fetch() then
+  // checks these instead of the name it connected to).
+  std::vector<std::string> names;
+  // An email address the leaf must hold (rfc822Name SAN), for client certificates; empty = none.
+  std::string email;
+  // At most this many intermediate CAs between the leaf and the trust anchor (as openssl
+  // verify -verify_depth counts); nullopt = OpenSSL's limit of 100.
+  std::optional<int> max_depth;
+  // CRL files (PEM or DER, any number of CRLs each) checked offline: every certificate whose
+  // issuer has a CRL here is checked against it; one without is reported as unchecked.
+  std::vector<std::string> crl_files;
   // Verify as of this time (seconds since the epoch); nullopt = now.
   std::optional<std::int64_t> at_time;
   Purpose purpose = Purpose::server;
@@ -130,6 +157,39 @@ enum class ProblemCode {
   duplicate,         // the same certificate is sent twice
   unrelated,         // belongs to no path from the leaf
   expired_unneeded,  // expired, and not needed for the path
+  // profile rules (an error or a warning depending on VerifyOptions::profile)
+  no_subject_alt_name,             // the leaf has no subjectAltName (BR 7.1.2.7.12)
+  cn_not_in_sans,                  // the leaf's CN is not one of its SANs (BR 7.1.4.3)
+  cn_ip_not_canonical,             // the leaf's CN is an IP address in a non-canonical form
+  dns_name_underscore,             // a DNS SAN holds '_' (RFC 5280 4.2.1.6, BR 7.1.4.2)
+  wildcard_public_suffix,          // a wildcard SAN covers a public suffix (BR 3.2.2.6)
+  name_constraints_not_critical,   // RFC 5280 4.2.1.10: MUST be critical
+  name_constraints_in_leaf,        // RFC 5280 4.2.1.10: only in CA certificates
+  excluded_wildcard,               // a wildcard SAN can expand into an excluded subtree
+  invalid_name_constraint,         // a dNSName constraint that is no DNS name (".example.com")
+  empty_name_constraints,          // both subtrees absent or empty (RFC 5280 4.2.1.10)
+  v1_certificate,                  // a version 1 leaf (BR 7.1.2: v3 only)
+  leaf_is_ca,                      // an end-entity certificate with cA=TRUE
+  leaf_key_cert_sign,              // keyCertSign without cA=TRUE (RFC 5280 4.2.1.9)
+  leaf_missing_eku,                // no extendedKeyUsage in the leaf (BR 7.1.2.7.10)
+  leaf_any_eku,                    // anyExtendedKeyUsage in the leaf (BR 7.1.2.7.10)
+  eku_critical,                    // extendedKeyUsage marked critical (BR 7.1.2.7.10)
+  root_has_eku,                    // a root with extendedKeyUsage (BR 7.1.2.1.2)
+  dsa_key,                         // a DSA key (BR 6.1.5: RSA or ECDSA only)
+  rsa_modulus_not_multiple_of_8,   // BR 6.1.5
+  root_basic_constraints_missing,  // RFC 5280 4.2.1.9, BR 7.1.2.1.2
+  root_basic_constraints_not_critical,
+  missing_subject_key_id,          // a CA without SKI (RFC 5280 4.2.1.2)
+  missing_authority_key_id,        // a non-root without AKI (RFC 5280 4.2.1.1)
+  root_aki_issuer_serial,          // a root AKI naming issuer and serial (BR 7.1.2.1.3)
+  root_aki_without_key_id,         // a root AKI without keyIdentifier (RFC 5280 4.2.1.1)
+  empty_subject_san_not_critical,  // RFC 5280 4.2.1.6: SAN MUST be critical then
+  malformed_aia,                   // an authorityInfoAccess that does not decode
+  bad_serial_number,               // zero, negative or over 20 octets (RFC 5280 4.1.2.2)
+  budget_exhausted,  // hostile input: a work bound was reached (the reason says which)
+  chain_too_long,    // more intermediates than VerifyOptions::max_depth allows
+  email_mismatch,    // the leaf does not hold VerifyOptions::email
+  crl_problem,       // a CRL from crl_files is expired, not yet valid or unsigned
 };
 
 enum class RevocationStatus { good, revoked, unknown, error, none };
@@ -166,9 +226,19 @@ struct RevocationCheck {
   std::optional<std::int64_t> revoked_at;
 };
 
+// Another profile that accepts a chain the chosen one rejects, and why.
+struct ProfileAlternative {
+  Profile profile = Profile::openssl;
+  // "rejected under webpki: the leaf has no subjectAltName; OpenSSL-based clients (gRPC C++,
+  // curl, Python) accept it through the CN: --profile openssl"
+  std::string reason;
+};
+
 struct Verification {
   bool ok = false;  // verdict == valid
   Verdict verdict = Verdict::invalid;
+  Profile profile = Profile::webpki;  // the rule set the verdict follows
+  bool profile_ok = true;             // no rule of the profile failed
   // The facts the verdict is computed from.
   bool trusted = false;                  // a path to a trust anchor exists with no chain errors
   bool hostname_ok = false;              // leaf matches the name (true when no name was asked for)
@@ -183,6 +253,8 @@ struct Verification {
   std::vector<Certificate> fetched_intermediates;  // downloaded via AIA (fetch_missing)
   std::vector<RevocationCheck> revocation;         // staple first, then online checks
   std::vector<VerifyNote> warnings;                // problems that do not fail verification
+  // When the verdict is invalid: the other profiles under which the chain would pass.
+  std::vector<ProfileAlternative> accepted_by;
   // What the server should change in the chain it sends (never a failure by itself).
   std::vector<VerifyNote> chain_issues;
   // The network steps verification took (AIA, OCSP and CRL downloads, with the resolve and

@@ -554,8 +554,10 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
   shake.timings = timings;
 
   VerifyOptions verify = options.verify;
-  if (verify.name.empty())
+  // Names the caller gave (VerifyOptions::names, --host) replace the one connected to.
+  if (verify.name.empty() && verify.names.empty()) {
     verify.name = shake.target.sni.empty() ? endpoint.host : shake.target.sni;
+  }
   verify.ocsp_staple = shake.tls.ocsp_response;
   verify.from_handshake = true;
   if (verify.proxy.empty()) verify.proxy = options.connect.proxy;

@@ -9,7 +9,10 @@
 #include "internal/x509_util.hpp"
 #include "net/dial.hpp"
 #include "net/timings.hpp"
+#include "verify/crl_files.hpp"
+#include "verify/profiles.hpp"
 #include "verify/revocation.hpp"
+#include "verify/rules.hpp"
 #include "verify/trust_store.hpp"
 #include "verify/verify.hpp"
 
@@ -25,7 +28,8 @@ struct RawProblem {
 // What the verify callback sees through the context's app data.
 struct ProblemLog {
   std::vector<RawProblem> problems;
-  std::int64_t now = 0;  // the verification time, also set in the context
+  std::vector<int> without_crl;  // depths --crl-file had no CRL for (a warning, not a failure)
+  std::int64_t now = 0;          // the verification time, also set in the context
 };
 
 // Collects every problem instead of stopping at the first, so the user sees them all.
@@ -35,6 +39,11 @@ int collect_problem(int ok, X509_STORE_CTX* ctx) {
   const int code = X509_STORE_CTX_get_error(ctx);
   const int depth = X509_STORE_CTX_get_error_depth(ctx);
   X509* cert = X509_STORE_CTX_get_current_cert(ctx);
+  // Offline CRLs cover the issuers the user has CRLs for; the others are unchecked, not bad.
+  if (code == X509_V_ERR_UNABLE_TO_GET_CRL) {
+    log->without_crl.push_back(depth);
+    return 1;
+  }
   // RFC 5280 4.1.2.5: the validity period includes notAfter. OpenSSL's X509_cmp_time()
   // counts the notAfter second itself as expired; give that second back.
   if (code == X509_V_ERR_CERT_HAS_EXPIRED && cert != nullptr &&
@@ -151,6 +160,24 @@ VerifyProblem describe(const RawProblem& raw, const std::vector<Certificate>& pr
       p.reason = "certificate " + who + " has a name its issuers' name constraints do not allow (" +
                  X509_verify_cert_error_string(raw.code) + ")";
       break;
+    case X509_V_ERR_CERT_CHAIN_TOO_LONG:
+      p.code = ProblemCode::chain_too_long;
+      p.reason =
+          "the path to a trust anchor has more intermediate CAs than the maximum depth "
+          "allows (at " +
+          who + ")";
+      break;
+    case X509_V_ERR_CRL_HAS_EXPIRED:
+    case X509_V_ERR_CRL_NOT_YET_VALID:
+    case X509_V_ERR_CRL_SIGNATURE_FAILURE:
+    case X509_V_ERR_UNABLE_TO_DECRYPT_CRL_SIGNATURE:
+    case X509_V_ERR_UNABLE_TO_GET_CRL_ISSUER:
+    case X509_V_ERR_ERROR_IN_CRL_LAST_UPDATE_FIELD:
+    case X509_V_ERR_ERROR_IN_CRL_NEXT_UPDATE_FIELD:
+      p.code = ProblemCode::crl_problem;
+      p.reason =
+          "the CRL for " + who + " cannot be used: " + X509_verify_cert_error_string(raw.code);
+      break;
     case X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION:
       p.code = ProblemCode::unhandled_critical_extension;
       p.reason = "certificate " + who +
@@ -252,6 +279,7 @@ bool is_issuer_problem(int code) {
 
 struct PathResult {
   std::vector<RawProblem> problems;
+  std::vector<int> without_crl;
   internal::X509StackPtr chain;  // what OpenSSL built, leaf first (complete or not)
   bool ran = false;
   bool anchored = false;  // the chain ends at a certificate of the trust store
@@ -263,7 +291,8 @@ struct PathResult {
 constexpr int kAuthLevel = 2;
 
 Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const VerifyOptions& options,
-                              X509_STORE* store, std::int64_t now, bool partial_chain) {
+                              X509_STORE* store, std::int64_t now, bool partial_chain,
+                              STACK_OF(X509_CRL) * crls) {
   internal::clear_errors();
   internal::X509StoreCtxPtr ctx(X509_STORE_CTX_new());
   if (!ctx) return fail(Errc::internal, "out of memory", internal::drain_errors());
@@ -283,12 +312,18 @@ Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const Veri
   X509_VERIFY_PARAM_set_time(param, static_cast<time_t>(now));
   X509_VERIFY_PARAM_set_auth_level(param, kAuthLevel);
   if (partial_chain) X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_PARTIAL_CHAIN);
+  if (options.max_depth) X509_VERIFY_PARAM_set_depth(param, *options.max_depth);
+  if (crls != nullptr && sk_X509_CRL_num(crls) > 0) {
+    X509_STORE_CTX_set0_crls(ctx.get(), crls);  // borrowed for the life of ctx
+    X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL);
+  }
   const int rc = X509_verify_cert(ctx.get());
   if (rc < 0) return fail(Errc::internal, "verification could not run", internal::drain_errors());
   internal::clear_errors();
   out.ran = rc == 1;
   out.chain.reset(X509_STORE_CTX_get1_chain(ctx.get()));
   out.problems = std::move(log.problems);
+  out.without_crl = std::move(log.without_crl);
   out.anchored = X509_STORE_CTX_get_num_untrusted(ctx.get()) < sk_X509_num(out.chain.get()) &&
                  std::none_of(out.problems.begin(), out.problems.end(), [](const RawProblem& p) {
                    return is_issuer_problem(p.code) ||
@@ -497,7 +532,8 @@ std::vector<VerifyNote> find_chain_issues(const std::vector<Certificate>& presen
 
 // The verdict follows from facts, most serious first.
 Verdict verdict_from(const Verification& v) {
-  if (!v.trusted || !v.hostname_ok || !v.pins_ok || !v.revocation_ok || !v.staple_ok) {
+  if (!v.trusted || !v.hostname_ok || !v.pins_ok || !v.revocation_ok || !v.staple_ok ||
+      !v.profile_ok) {
     return Verdict::invalid;
   }
   if (v.completed_by_aia) return Verdict::valid_only_with_aia_fetch;
@@ -583,8 +619,84 @@ std::string_view to_string(ProblemCode code) noexcept {
       return "unrelated";
     case ProblemCode::expired_unneeded:
       return "expired_unneeded";
+    case ProblemCode::no_subject_alt_name:
+      return "no_subject_alt_name";
+    case ProblemCode::cn_not_in_sans:
+      return "cn_not_in_sans";
+    case ProblemCode::cn_ip_not_canonical:
+      return "cn_ip_not_canonical";
+    case ProblemCode::dns_name_underscore:
+      return "dns_name_underscore";
+    case ProblemCode::wildcard_public_suffix:
+      return "wildcard_public_suffix";
+    case ProblemCode::name_constraints_not_critical:
+      return "name_constraints_not_critical";
+    case ProblemCode::name_constraints_in_leaf:
+      return "name_constraints_in_leaf";
+    case ProblemCode::excluded_wildcard:
+      return "excluded_wildcard";
+    case ProblemCode::invalid_name_constraint:
+      return "invalid_name_constraint";
+    case ProblemCode::empty_name_constraints:
+      return "empty_name_constraints";
+    case ProblemCode::v1_certificate:
+      return "v1_certificate";
+    case ProblemCode::leaf_is_ca:
+      return "leaf_is_ca";
+    case ProblemCode::leaf_key_cert_sign:
+      return "leaf_key_cert_sign";
+    case ProblemCode::leaf_missing_eku:
+      return "leaf_missing_eku";
+    case ProblemCode::leaf_any_eku:
+      return "leaf_any_eku";
+    case ProblemCode::eku_critical:
+      return "eku_critical";
+    case ProblemCode::root_has_eku:
+      return "root_has_eku";
+    case ProblemCode::dsa_key:
+      return "dsa_key";
+    case ProblemCode::rsa_modulus_not_multiple_of_8:
+      return "rsa_modulus_not_multiple_of_8";
+    case ProblemCode::root_basic_constraints_missing:
+      return "root_basic_constraints_missing";
+    case ProblemCode::root_basic_constraints_not_critical:
+      return "root_basic_constraints_not_critical";
+    case ProblemCode::missing_subject_key_id:
+      return "missing_subject_key_id";
+    case ProblemCode::missing_authority_key_id:
+      return "missing_authority_key_id";
+    case ProblemCode::root_aki_issuer_serial:
+      return "root_aki_issuer_serial";
+    case ProblemCode::root_aki_without_key_id:
+      return "root_aki_without_key_id";
+    case ProblemCode::empty_subject_san_not_critical:
+      return "empty_subject_san_not_critical";
+    case ProblemCode::malformed_aia:
+      return "malformed_aia";
+    case ProblemCode::bad_serial_number:
+      return "bad_serial_number";
+    case ProblemCode::budget_exhausted:
+      return "budget_exhausted";
+    case ProblemCode::chain_too_long:
+      return "chain_too_long";
+    case ProblemCode::email_mismatch:
+      return "email_mismatch";
+    case ProblemCode::crl_problem:
+      return "crl_problem";
   }
   return "x509_error";
+}
+
+std::string_view to_string(Profile profile) noexcept {
+  switch (profile) {
+    case Profile::webpki:
+      return "webpki";
+    case Profile::openssl:
+      return "openssl";
+    case Profile::rfc5280:
+      return "rfc5280";
+  }
+  return "webpki";
 }
 
 std::string_view to_string(RevocationStatus status) noexcept {
@@ -642,14 +754,18 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   for (std::size_t i = 1; i < handles.size(); ++i) sk_X509_push(untrusted.get(), handles[i].get());
   const std::int64_t now = options.at_time.value_or(static_cast<std::int64_t>(std::time(nullptr)));
 
+  auto crls = load_crl_files(options.crl_files);
+  if (!crls) return tl::unexpected(crls.error());
   // One budget for every HTTP request verification makes (AIA, OCSP, CRL).
   const auto network_deadline = detail::Clock::now() + options.network_timeout;
-  auto path = build_path(leaf, untrusted.get(), options, trust.store.get(), now, false);
+  auto path =
+      build_path(leaf, untrusted.get(), options, trust.store.get(), now, false, crls->get());
   if (!path) return tl::unexpected(path.error());
   // Every certificate the user names as trusted is an anchor, as in Go, browsers, curl and
   // gRPC (OpenSSL's partial chains). A path to a self-signed root is still preferred.
   if (trust.explicit_anchors && !path->anchored) {
-    auto partial = build_path(leaf, untrusted.get(), options, trust.store.get(), now, true);
+    auto partial =
+        build_path(leaf, untrusted.get(), options, trust.store.get(), now, true, crls->get());
     if (!partial) return tl::unexpected(partial.error());
     if (partial->anchored) path = std::move(partial);
   }
@@ -682,7 +798,8 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
           internal::X509Ptr h = internal::x509_from_certificate(c);
           if (h && sk_X509_push(untrusted.get(), h.get()) > 0) handles.push_back(std::move(h));
         }
-        auto again = build_path(leaf, untrusted.get(), options, trust.store.get(), now, false);
+        auto again =
+            build_path(leaf, untrusted.get(), options, trust.store.get(), now, false, crls->get());
         if (!again) return tl::unexpected(again.error());
         completed = std::none_of(again->problems.begin(), again->problems.end(),
                                  [](const RawProblem& p) { return is_issuer_problem(p.code); });
@@ -751,16 +868,66 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   }
 
   v.hostname_ok = true;
-  if (!options.name.empty()) {
-    auto name = check_name(leaf, presented.front(), options.name);
+  bool name_by_cn = false;
+  std::vector<std::string> wanted;
+  if (!options.name.empty()) wanted.push_back(options.name);
+  for (const auto& n : options.names) {
+    if (!n.empty()) wanted.push_back(n);
+  }
+  if (!wanted.empty()) {
+    // Any one of the names will do; the first one's mismatch explains a failure.
+    NameCheck name;
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+      NameCheck one = check_name(leaf, presented.front(), wanted[i]);
+      if (!one.problem) {
+        name = std::move(one);
+        break;
+      }
+      if (i == 0) name = std::move(one);
+    }
+    if (name.problem && wanted.size() > 1) {
+      name.problem->reason += " (nor for any of the other names asked: ";
+      for (std::size_t i = 1; i < wanted.size(); ++i) {
+        name.problem->reason += (i == 1 ? "" : ", ") + wanted[i];
+      }
+      name.problem->reason += ")";
+    }
+    name_by_cn = !name.problem && name.by_common_name;
     if (name.problem) {
       v.hostname_ok = false;
       v.errors.insert(v.errors.begin(), std::move(*name.problem));
-    } else if (name.by_common_name) {
+    } else if (name.by_common_name && options.profile == Profile::openssl) {
       v.warnings.push_back({ProblemCode::cn_fallback, 0,
-                            "'" + options.name +
+                            "'" + presented.front().subject_cn +
                                 "' matched only the subject CN: the leaf has no subjectAltName "
                                 "extension, so Go, browsers and many other clients reject it"});
+    }
+  }
+  if (!options.email.empty() &&
+      X509_check_email(leaf, options.email.data(), options.email.size(), 0) != 1) {
+    v.hostname_ok = false;
+    v.errors.insert(
+        v.errors.begin(),
+        {0, ProblemCode::email_mismatch,
+         "email mismatch: certificate is not valid for " + options.email +
+             (presented.front().sans.email.empty()
+                  ? " (it has no email address SANs)"
+                  : " (its email SANs are " + list_names(presented.front().sans.email) + ")")});
+  }
+  if (v.trusted) {
+    std::vector<int> told;
+    for (const int depth : path->without_crl) {
+      const auto at = static_cast<std::size_t>(depth);
+      const bool root = at + 1 == v.verified_chain.size() && v.verified_chain.back().self_signed;
+      if (root || at >= v.verified_chain.size() ||
+          std::find(told.begin(), told.end(), depth) != told.end()) {
+        continue;
+      }
+      told.push_back(depth);
+      v.warnings.push_back({ProblemCode::revocation_unchecked, depth,
+                            "no CRL among the CRL files covers '" +
+                                v.verified_chain[at].display_name() + "' (issued by '" +
+                                v.verified_chain[at].issuer + "'): its revocation is unchecked"});
     }
   }
   if (!options.pins.empty()) {
@@ -783,6 +950,16 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
     check_revocation_evidence(v, options, trust.store.get(), path->chain.get(), now,
                               network_deadline);
   }
+
+  // The profile's rules, over the path as far as it was built.
+  detail::PathView view;
+  for (int i = 0; i < sk_X509_num(path->chain.get()); ++i) {
+    view.certs.push_back(sk_X509_value(path->chain.get(), i));
+  }
+  view.anchored = path->anchored;
+  view.purpose = options.purpose;
+  detail::RuleBudget budget;
+  detail::apply_profile(v, detail::check_rules(view, budget), options.profile, name_by_cn);
 
   v.chain_issues = find_chain_issues(presented, handles, path->chain.get(), now);
   for (const auto& e : v.errors) {

@@ -1,0 +1,66 @@
+#include "verify/crl_files.hpp"
+
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "internal/ossl.hpp"
+
+namespace getcert::detail {
+namespace {
+
+// A CRL file may be large (a public CA's CRL runs to megabytes), never this large.
+constexpr std::size_t kMaxCrlFile = 256U * 1024U * 1024U;
+
+Result<std::string> read_crl_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return fail(Errc::io_error, "cannot read CRL file '" + path + "': " + std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return fail(Errc::io_error, "cannot read CRL file '" + path + "'");
+  if (bytes.size() > kMaxCrlFile) {
+    return fail(Errc::malformed_input, "CRL file '" + path + "' is larger than 256 MiB");
+  }
+  return bytes;
+}
+
+}  // namespace
+
+Result<internal::X509CrlStackPtr> load_crl_files(const std::vector<std::string>& files) {
+  internal::X509CrlStackPtr out(sk_X509_CRL_new_null());
+  if (!out) return fail(Errc::internal, "out of memory");
+  for (const auto& path : files) {
+    auto bytes = read_crl_file(path);
+    if (!bytes) return tl::unexpected(bytes.error());
+    internal::clear_errors();
+    int found = 0;
+    internal::BioPtr bio(BIO_new_mem_buf(bytes->data(), static_cast<int>(bytes->size())));
+    if (!bio) return fail(Errc::internal, "out of memory");
+    for (;;) {
+      internal::X509CrlPtr crl(PEM_read_bio_X509_CRL(bio.get(), nullptr, nullptr, nullptr));
+      if (!crl) break;
+      if (sk_X509_CRL_push(out.get(), crl.get()) <= 0) return fail(Errc::internal, "out of memory");
+      static_cast<void>(crl.release());
+      ++found;
+    }
+    if (found == 0) {
+      const auto* p = reinterpret_cast<const unsigned char*>(bytes->data());
+      internal::X509CrlPtr crl(d2i_X509_CRL(nullptr, &p, static_cast<long>(bytes->size())));
+      if (crl && sk_X509_CRL_push(out.get(), crl.get()) > 0) {
+        static_cast<void>(crl.release());
+        ++found;
+      }
+    }
+    internal::clear_errors();
+    if (found == 0) {
+      return fail(Errc::malformed_input, "'" + path + "' holds no CRL (PEM or DER)");
+    }
+  }
+  return out;
+}
+
+}  // namespace getcert::detail
