@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "getcert/endpoint.hpp"
-#include "net/timings.hpp"
 #include "net/resolver.hpp"
+#include "net/timings.hpp"
 
 namespace getcert::detail {
 
