@@ -14,7 +14,7 @@ namespace getcert::detail {
 namespace {
 
 // A CRL file may be large (a public CA's CRL runs to megabytes), never this large.
-constexpr std::size_t kMaxCrlFile = 256U * 1024U * 1024U;
+constexpr std::size_t kMaxCrlFile = std::size_t{256} * 1024 * 1024;
 
 Result<std::string> read_crl_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

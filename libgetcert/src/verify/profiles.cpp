@@ -57,9 +57,7 @@ Weights weights(const RuleFinding& f) {
     case ProblemCode::malformed_aia:
     case ProblemCode::root_basic_constraints_missing:  // Go and pyca refuse such an anchor
       return {L::error, L::warning, L::error};
-    case ProblemCode::budget_exhausted:
-      return {L::error, L::error, L::error};
-    default:
+    default:  // budget_exhausted and every RFC 5280 path error: fatal under every profile
       return {L::error, L::error, L::error};
   }
 }
