@@ -342,7 +342,9 @@ TEST_CASE("p12 topem never leaves out a key it cannot encrypt", "[cli][pkcs12]")
              "openssl_conf = init\n[init]\nalg_section = algs\n[algs]\n"
              "default_properties = fips=yes\n");
   write_file(dir / "pass.txt", "passphrase\n");
-  const std::vector<std::string> env{"OPENSSL_CONF=" + (dir / "fips.cnf")};
+  // The static build's wrapper keeps OpenSSL's own files out of reach, but passes this one on.
+  const std::vector<std::string> env{"OPENSSL_CONF=" + (dir / "fips.cnf"),
+                                     "GETCERT_TEST_OPENSSL_CONF=" + (dir / "fips.cnf")};
   for (const std::vector<std::string>& where :
        {std::vector<std::string>{"--stdout"}, std::vector<std::string>{"-o", dir / "all.pem"}}) {
     const auto r = run_getcert_with(plus({"p12", "topem", dir / "key.p12", "--no-password",
