@@ -245,8 +245,9 @@ TEST_CASE("resolver: 10,000 lookups that time out leave no thread and no descrip
   INFO(other_error);
   CHECK(stats.completed == kLookups);
   CHECK(timeouts == kLookups);
-  // Each lookup ends by its deadline (and a margin for a loaded machine).
-  CHECK(longest < 1100ms);
+  // Each lookup ends by its 100 ms deadline; the margin is for a loaded machine (2 cores, 100
+  // workers at once, sanitizers), not a bound on speed. A lookup that hung would never end.
+  CHECK(longest < 3s);
   // The pool's workers, the watcher, and nothing per lookup.
   INFO("threads before: " << threads_before << ", most during the run: " << most_threads.load());
   CHECK(most_threads.load() <= threads_before + kConcurrency + 2);
