@@ -229,7 +229,7 @@ TEST_CASE("file:// targets read PEM, DER and PKCS#12 files through a glob", "[ex
 TEST_CASE("a bad config is refused at start with file, line and key", "[exporter]") {
   TempDir dir;
   struct Case {
-    const char* yaml;
+    std::string yaml;
     const char* message;
   };
   const Case cases[] = {
@@ -245,6 +245,14 @@ TEST_CASE("a bad config is refused at start with file, line and key", "[exporter
        ":4: modules.m.client.keystore_file: cannot read /nonexistent.p12"},
       {"modules:\n  m: {}\nallow:\n  cidrs: [10.0.0.0/33]\n",
        ":4: allow.cidrs[0]: '10.0.0.0/33' is not an address or CIDR"},
+      {"modules:\n  tls:\n    profile: strict\n",
+       ":3: modules.tls.profile: must be webpki, openssl or rfc5280"},
+      {"modules:\n  tls:\n    max_depth: -1\n",
+       "modules.tls: --max-depth takes a number of intermediate CAs"},
+      {"modules:\n  tls:\n    crl_files: [/nonexistent.crl]\n", "/nonexistent.crl"},
+      // Over 1 MiB: refused before the parser sees it.
+      {"#" + std::string(std::size_t{1} << 20, 'x') + "\nmodules:\n  tls: {}\n",
+       ": the config file is larger than 1 MiB"},
   };
   for (const auto& c : cases) {
     const std::string path = write_config(dir, c.yaml);
@@ -263,6 +271,63 @@ TEST_CASE("a bad config is refused at start with file, line and key", "[exporter
   const auto ok = run({GETCERT_BINARY, "serve", "--config", good, "--check-config"});
   CHECK(ok.exit_code == kExitOk);
   CHECK_THAT(ok.out, Catch::Contains("1 module: tls"));
+}
+
+TEST_CASE("a module's profile, max_depth and protocol reach the verdict", "[exporter]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  TempDir dir;
+  // A leaf named only by its CN (no subjectAltName), trusted directly: OpenSSL-based clients
+  // accept it through the CN, the webpki profile does not.
+  const std::string cn_cert = dir / "cn-only.pem";
+  const std::string cn_key = dir / "cn-only.key";
+  const auto made = run({"openssl",
+                         "req",
+                         "-x509",
+                         "-newkey",
+                         "ec",
+                         "-pkeyopt",
+                         "ec_paramgen_curve:P-256",
+                         "-nodes",
+                         "-subj",
+                         "/CN=localhost",
+                         "-days",
+                         "2",
+                         "-addext",
+                         "basicConstraints=critical,CA:FALSE",
+                         "-addext",
+                         "extendedKeyUsage=serverAuth",
+                         "-keyout",
+                         cn_key,
+                         "-out",
+                         cn_cert});
+  REQUIRE(made.exit_code == 0);
+  auto cn_only = start_openssl_server(ServedChain{cn_cert, cn_key});
+  auto valid = start_openssl_server(pki_chain("rsa"));
+  const std::string ca = pki("ca-bundle.pem");
+  Exporter exporter(write_config(
+      dir, "modules:\n  webpki:\n    ca_file: " + cn_cert +
+               "\n  openssl:\n    profile: openssl\n    ca_file: " + cn_cert +
+               "\n  shallow:\n    max_depth: 0\n    ca_file: " + ca +
+               "\n  smtp:\n    protocol: smtp\n    ca_file: " + ca + "\n    timeout: 2s\n"));
+  const std::string cn_target = "localhost:" + std::to_string(cn_only.port());
+  auto [status, body] = exporter.probe(cn_target, "openssl");
+  CHECK(status == 200);
+  CHECK(sample(body, R"(getcert_probe_success\{reason="ok"\})") == 1.0);
+  std::tie(status, body) = exporter.probe(cn_target, "webpki");
+  CHECK(status == 200);
+  CHECK(sample(body, R"(getcert_probe_success\{reason="[a-z_]+"\})") == 0.0);
+  CHECK_FALSE(sample(body, R"(getcert_probe_success\{reason="ok"\})"));
+
+  // One intermediate is one too many for max_depth 0: a failed probe, every series kept.
+  const std::string target = "localhost:" + std::to_string(valid.port());
+  std::tie(status, body) = exporter.probe(target, "shallow");
+  CHECK(status == 200);
+  CHECK(sample(body, R"(getcert_probe_success\{reason="chain_too_long"\})") == 0.0);
+  CHECK(sample(body, R"(getcert_cert_not_after_seconds\{chain="presented",depth="0",[^}]*\})"));
+  // The smtp module speaks SMTP first: a TLS server does not answer its greeting.
+  std::tie(status, body) = exporter.probe(target, "smtp");
+  CHECK(status == 200);
+  CHECK(sample(body, R"(getcert_probe_success\{reason="[a-z_]+"\})") == 0.0);
 }
 
 TEST_CASE("reload by POST and SIGHUP, and a bad reload keeps the running config", "[exporter]") {

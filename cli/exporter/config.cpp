@@ -13,43 +13,16 @@
 #include <set>
 #include <sstream>
 
+#include "exporter/yaml_file.hpp"
 #include "getcert/keystore.hpp"
 #include "getcert/pkcs12.hpp"
+#include "getcert/starttls.hpp"
 #include "password.hpp"
 #include "time_args.hpp"
 #include "verify_args.hpp"
 
 namespace getcert::cli::exporter {
 namespace {
-
-// A config is a page of YAML; anything far larger is a mistake (or an attack on the parser).
-constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
-
-struct StartTlsName {
-  const char* name;
-  StartTls protocol;
-  std::uint16_t port;
-};
-
-// The spellings `--starttls` takes, with each protocol's usual port (the default when a target
-// names none). "tls" is TLS from the first byte.
-constexpr StartTlsName kProtocols[] = {
-    {"tls", StartTls::none, 443},
-    {"smtp", StartTls::smtp, 25},
-    {"imap", StartTls::imap, 143},
-    {"pop3", StartTls::pop3, 110},
-    {"ftp", StartTls::ftp, 21},
-    {"postgres", StartTls::postgres, 5432},
-    {"ldap", StartTls::ldap, 389},
-    {"xmpp", StartTls::xmpp, 5222},
-    {"xmpp-server", StartTls::xmpp_server, 5269},
-    {"mysql", StartTls::mysql, 3306},
-    {"mssql", StartTls::mssql, 1433},
-    {"lmtp", StartTls::lmtp, 24},
-    {"nntp", StartTls::nntp, 119},
-    {"sieve", StartTls::sieve, 4190},
-    {"irc", StartTls::irc, 6667},
-};
 
 // Errors carry "file:line: key: ..." so that an operator can jump to the line.
 class ConfigError {
@@ -179,27 +152,31 @@ Result<ClientIdentity> load_identity(const ConfigError& err, const YAML::Node& n
 Result<Module> parse_module(const ConfigError& err, const std::string& name,
                             const YAML::Node& node) {
   const std::string where = "modules." + name;
-  if (auto ok = only_keys(err, node, where, {"protocol",
-                                             "starttls_name",
-                                             "timeout",
-                                             "connect_timeout",
-                                             "proxy",
-                                             "server_name",
-                                             "no_sni",
-                                             "alpn",
-                                             "tls_min",
-                                             "tls_max",
-                                             "ca_file",
-                                             "ca_dir",
-                                             "fetch_missing",
-                                             "verify_name",
-                                             "purpose",
-                                             "revocation",
-                                             "pins",
-                                             "expiry_window",
-                                             "client",
-                                             "file_password_file",
-                                             "file_password_env"});
+  if (auto ok = only_keys(err, node, where,
+                          {"protocol",
+                           "starttls_name",
+                           "timeout",
+                           "connect_timeout",
+                           "proxy",
+                           "server_name",
+                           "no_sni",
+                           "alpn",
+                           "tls_min",
+                           "tls_max",
+                           "ca_file",
+                           "ca_dir",
+                           "fetch_missing",
+                           "verify_name",
+                           "purpose",
+                           "revocation",
+                           "pins",
+                           "profile",
+                           "max_depth",
+                           "crl_files",
+                           "expiry_window",
+                           "client",
+                           "file_password_file",
+                           "file_password_env"});
       !ok) {
     return tl::unexpected(ok.error());
   }
@@ -214,15 +191,18 @@ Result<Module> parse_module(const ConfigError& err, const std::string& name,
     if (key == "protocol") {
       auto p = text();
       if (!p) return tl::unexpected(p.error());
-      const auto* found = std::find_if(std::begin(kProtocols), std::end(kProtocols),
-                                       [&](const StartTlsName& s) { return *p == s.name; });
-      if (found == std::end(kProtocols)) {
-        std::string list;
-        for (const auto& s : kProtocols) list += (list.empty() ? "" : ", ") + std::string(s.name);
+      // "tls" is TLS from the first byte; the rest are the library's STARTTLS spellings.
+      if (*p == "tls") {
+        m.fetch.connect.starttls = StartTls::none;
+        m.default_port = 443;
+      } else if (const auto* found = find_starttls(*p)) {
+        m.fetch.connect.starttls = found->protocol;
+        m.default_port = found->default_port;
+      } else {
+        std::string list = "tls";
+        for (const auto& s : starttls_protocols()) list += ", " + std::string(s.spelling);
         return err.at(v, full, "'" + *p + "' is not one of " + list);
       }
-      m.fetch.connect.starttls = found->protocol;
-      m.default_port = found->port;
     } else if (key == "starttls_name") {
       auto s = text();
       if (!s) return tl::unexpected(s.error());
@@ -309,6 +289,22 @@ Result<Module> parse_module(const ConfigError& err, const std::string& name,
       auto l = string_list(err, v, full);
       if (!l) return tl::unexpected(l.error());
       verify.pins = *l;
+    } else if (key == "profile") {
+      auto s = text();
+      if (!s) return tl::unexpected(s.error());
+      if (*s != "webpki" && *s != "openssl" && *s != "rfc5280") {
+        return err.at(v, full, "must be webpki, openssl or rfc5280");
+      }
+      verify.profile = *s;
+    } else if (key == "max_depth") {
+      auto s = text();
+      if (!s) return tl::unexpected(s.error());
+      verify.max_depth = *s;
+      verify.max_depth_given = true;
+    } else if (key == "crl_files") {
+      auto l = string_list(err, v, full);
+      if (!l) return tl::unexpected(l.error());
+      verify.crl_files = *l;
     } else if (key == "expiry_window") {
       auto d = duration(err, v, full);
       if (!d) return tl::unexpected(d.error());
@@ -464,23 +460,10 @@ Config default_config() {
 }
 
 Result<Config> load_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(Errc::io_error, path + ": cannot open the config file");
-  std::string text;
-  text.resize(kMaxConfigBytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxConfigBytes) {
-    return fail(Errc::invalid_argument, path + ": the config is larger than 1 MiB");
-  }
+  auto loaded = load_yaml_file(path, "config file");
+  if (!loaded) return tl::unexpected(loaded.error());
+  const YAML::Node root = std::move(*loaded);
   const ConfigError err(path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return fail(Errc::invalid_argument,
-                path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
   Config config;
   config.path = path;
   try {

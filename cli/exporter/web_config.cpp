@@ -10,6 +10,8 @@
 #include <memory>
 #include <set>
 
+#include "exporter/yaml_file.hpp"
+
 namespace getcert::cli::exporter {
 namespace {
 
@@ -35,16 +37,9 @@ std::string decode_base64(const std::string& text) {
 }  // namespace
 
 Result<WebConfig> load_web_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(Errc::io_error, path + ": cannot open the web config file");
-  const std::string text(std::istreambuf_iterator<char>(in), {});
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return fail(Errc::invalid_argument,
-                path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+  auto loaded = load_yaml_file(path, "web config file");
+  if (!loaded) return tl::unexpected(loaded.error());
+  const YAML::Node root = std::move(*loaded);
   WebConfig web;
   if (root.IsNull()) return web;
   if (!root.IsMap()) return error_at(path, root, "(top level)", "must be a mapping");
