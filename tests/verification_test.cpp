@@ -437,3 +437,71 @@ TEST_CASE("a name mismatch on a certificate with only IP SANs does not cite the 
   CHECK(v.errors[0].code == getcert::ProblemCode::hostname_mismatch);
   CHECK(v.errors[0].reason.find("(CN)") == std::string::npos);
 }
+
+TEST_CASE("a staple signed by the issuer or a responder it delegated to, whatever the anchor",
+          "[verify]") {
+  // The staple is judged against the verified chain: an intermediate trusted as the anchor
+  // (--ca-file intermediate.pem) is the issuer, as a root-anchored chain's intermediate is.
+  SECTION("the issuer signs; the anchor is the intermediate itself") {
+    auto o = verify_trusting_test_root();
+    o.trust.ca_file = pki("intermediate.pem");
+    o.ocsp_staple = vec_of(read_file(pki("good-ocsp.der")));
+    const auto v = verify(load(pki("good-chain.pem")), o);
+    INFO(describe(v));
+    REQUIRE(v.revocation.size() == 1);
+    CHECK(v.revocation[0].status == getcert::RevocationStatus::good);
+    CHECK(v.ok);
+  }
+
+  // Delegated responders (RFC 6960 4.2.2.2), made here with the test PKI's keys.
+  getcert::test::TempDir dir;
+  const std::string d = dir.path().string();
+  auto responder = [&](const std::string& name, const std::string& ca, const std::string& eku) {
+    const std::string ext = d + "/" + name + ".ext";
+    getcert::test::write_file(
+        ext, eku.empty() ? "basicConstraints=CA:FALSE\n"
+                         : "basicConstraints=CA:FALSE\nextendedKeyUsage=" + eku + "\n");
+    const auto made = getcert::test::run_shell(
+        "set -e; cd " + d +
+        "; openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes " +
+        "-subj '/CN=" + name + "' -keyout " + name + ".key -out " + name + ".csr 2>/dev/null; " +
+        "openssl x509 -req -in " + name + ".csr -CA " + pki(ca + ".pem") + " -CAkey " +
+        pki(ca + ".key") + " -CAcreateserial -days 30 -extfile " + ext + " -out " + name +
+        ".pem 2>/dev/null; openssl ocsp -issuer " + pki("intermediate.pem") + " -cert " +
+        pki("good.pem") + " -no_nonce -reqout " + name + ".req; openssl ocsp -index " +
+        pki("ocsp-index.txt") + " -CA " + pki("intermediate.pem") + " -rsigner " + name +
+        ".pem -rkey " + name + ".key -reqin " + name + ".req -respout " + name +
+        ".der -ndays 7 >/dev/null 2>&1");
+    REQUIRE(made.exit_code == 0);
+    return vec_of(read_file(d + "/" + name + ".der"));
+  };
+  struct Case {
+    const char* name;
+    const char* ca;
+    const char* eku;
+    const char* reason;  // "" = the staple is good
+  };
+  const Case cases[] = {
+      {"delegated", "intermediate", "OCSPSigning", ""},
+      {"no-eku", "intermediate", "", "not authorised for OCSP signing"},
+      {"server-eku", "intermediate", "serverAuth", "not authorised for OCSP signing"},
+      // The root may not answer for the intermediate's certificates.
+      {"from-root", "root", "OCSPSigning", "which the certificate's issuer did not issue"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.name);
+    auto o = verify_trusting_test_root();
+    o.ocsp_staple = responder(c.name, c.ca, c.eku);
+    const auto v = verify(load(pki("good-chain.pem")), o);
+    INFO(describe(v));
+    REQUIRE(v.revocation.size() == 1);
+    if (std::string(c.reason).empty()) {
+      CHECK(v.revocation[0].status == getcert::RevocationStatus::good);
+      CHECK(v.ok);
+    } else {
+      CHECK(v.revocation[0].status == getcert::RevocationStatus::error);
+      CHECK_THAT(v.revocation[0].detail, Contains(c.reason));
+      CHECK_FALSE(v.ok);
+    }
+  }
+}
