@@ -462,7 +462,7 @@ Config default_config() {
 Result<Config> load_config(const std::string& path) {
   auto loaded = load_yaml_file(path, "config file");
   if (!loaded) return tl::unexpected(loaded.error());
-  const YAML::Node root = std::move(*loaded);
+  const YAML::Node root = *loaded;  // a handle: copies share the document
   const ConfigError err(path);
   Config config;
   config.path = path;

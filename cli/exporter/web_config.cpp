@@ -39,7 +39,7 @@ std::string decode_base64(const std::string& text) {
 Result<WebConfig> load_web_config(const std::string& path) {
   auto loaded = load_yaml_file(path, "web config file");
   if (!loaded) return tl::unexpected(loaded.error());
-  const YAML::Node root = std::move(*loaded);
+  const YAML::Node root = *loaded;  // a handle: copies share the document
   WebConfig web;
   if (root.IsNull()) return web;
   if (!root.IsMap()) return error_at(path, root, "(top level)", "must be a mapping");
