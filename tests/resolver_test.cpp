@@ -255,6 +255,30 @@ TEST_CASE("resolver: 10,000 lookups that time out leave no thread and no descrip
   CHECK(fds_now() == fds_before);
 }
 
+TEST_CASE("resolver: answered lookups keep no descriptor, and each server gets its own answers",
+          "[fetch]") {
+  // Channels are reused between lookups on a thread; what a lookup opened is closed when it ends.
+  auto answering = start_dns("answer");
+  auto garbling = start_dns("junk");
+  const std::size_t fds_before = fds_now();
+  for (int i = 0; i < 200; ++i) {
+    const auto r = dial("a.test", answering);
+    REQUIRE_FALSE(r);
+    REQUIRE(r.error().code == Errc::connect_failed);  // resolved; the port is closed
+  }
+  CHECK(fds_now() == fds_before);
+  // Switching servers between lookups never answers from the other server's channel.
+  for (int i = 0; i < 20; ++i) {
+    const auto garbled = dial("a.test", garbling);
+    REQUIRE_FALSE(garbled);
+    CHECK_THAT(garbled.error().message, Contains("sent a malformed answer"));
+    const auto answered = dial("a.test", answering);
+    REQUIRE_FALSE(answered);
+    CHECK(answered.error().code == Errc::connect_failed);
+  }
+  CHECK(fds_now() == fds_before);
+}
+
 TEST_CASE("resolver: bad --resolver values are refused before anything is sent", "[fetch]") {
   for (const std::string bad : {"dns.example", "1.2.3.4:0", "1.2.3.4:65536", "1.2.3.4:", "[::1",
                                 "[1.2.3.4]:53", "[::1]x", "1.2.3.4:53x", "999.1.1.1"}) {

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 #include "getcert/endpoint.hpp"
 #include "internal/owners.hpp"
@@ -54,9 +55,12 @@ void on_addrinfo(void* arg, int status, int /*timeouts*/, ares_addrinfo* res) {
 // then with the wait doubled each round). An eighth of the budget keeps four tries (1 + 2 + 4 +
 // 8 = 15 eighths) inside it, so a lost datagram is retried instead of eating the whole budget;
 // the bounds keep retransmits off a loopback server's back and retries coming on a long budget.
+// Rounded to 50 ms, so that lookups under the same --timeout share one channel (see
+// ChannelCache) though each starts a few microseconds further into its budget.
 std::chrono::milliseconds first_try_wait(std::chrono::milliseconds budget) {
-  return std::clamp<std::chrono::milliseconds>(budget / 8, std::chrono::milliseconds(100),
-                                               std::chrono::milliseconds(2000));
+  const auto wait = std::clamp<std::chrono::milliseconds>(
+      budget / 8, std::chrono::milliseconds(100), std::chrono::milliseconds(2000));
+  return wait - wait % 50;
 }
 constexpr int kTries = 4;
 
@@ -112,6 +116,48 @@ Result<internal::AresChannelPtr> open_channel(const std::optional<DnsServer>& se
   }
   return channel;
 }
+
+// Setting up a channel is costly: c-ares reads resolv.conf and allocates its query tables (in a
+// loopback fleet, a fifth of getcert's CPU went there). So each thread keeps the channel of its
+// last completed lookup, for the next lookup with the same server and timing. A kept channel
+// holds nothing of the lookup: re-setting its servers once every query has ended closes its
+// sockets. A lookup that missed its deadline still destroys its channel, and its query with it.
+// Kept channels expire, so that a long-running process sees a changed resolv.conf.
+class ChannelCache {
+ public:
+  static std::string key_of(const std::optional<DnsServer>& server,
+                            std::chrono::milliseconds budget) {
+    return (server ? server->display : std::string("system")) + "/" +
+           std::to_string(first_try_wait(budget).count());
+  }
+
+  // The kept channel when it matches `key` and is fresh; otherwise none (and it is dropped).
+  internal::AresChannelPtr take(const std::string& key) {
+    internal::AresChannelPtr out = std::move(channel_);
+    if (out && (key != key_ || Clock::now() - kept_at_ > kMaxAge)) out.reset();
+    return out;
+  }
+
+  // Keeps `channel`, whose queries have all ended, after closing its sockets.
+  void keep(internal::AresChannelPtr channel, std::string key) {
+    ares_addr_port_node* raw = nullptr;
+    if (ares_get_servers_ports(channel.get(), &raw) != ARES_SUCCESS) return;
+    const internal::AresServersPtr servers(raw);
+    // With no query pending, c-ares closes every server socket and opens them again on demand.
+    if (ares_set_servers_ports(channel.get(), servers.get()) != ARES_SUCCESS) return;
+    channel_ = std::move(channel);
+    key_ = std::move(key);
+    kept_at_ = Clock::now();
+  }
+
+ private:
+  static constexpr std::chrono::seconds kMaxAge{30};
+  internal::AresChannelPtr channel_;
+  std::string key_;
+  Clock::time_point kept_at_{};
+};
+
+thread_local ChannelCache channel_cache;
 
 // Runs the channel's queries until the callback has run or the deadline passes; false on the
 // deadline. Only poll() waits, on at most ARES_GETSOCK_MAXNUM sockets (no FD_SETSIZE limit).
@@ -275,17 +321,27 @@ Result<std::vector<ResolvedAddress>> resolve_host(const std::string& host, std::
   // Declared before the channel, so it outlives ares_destroy(), which calls back with
   // ARES_EDESTRUCTION for a lookup still running.
   Outcome outcome;
-  auto channel = open_channel(server, budget);
-  if (!channel) return tl::unexpected(channel.error());
+  std::string key = ChannelCache::key_of(server, budget);
+  internal::AresChannelPtr channel = channel_cache.take(key);
+  if (!channel) {
+    auto opened = open_channel(server, budget);
+    if (!opened) return tl::unexpected(opened.error());
+    channel = std::move(*opened);
+  }
   ares_addrinfo_hints hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = ARES_AI_NUMERICSERV;
   const std::string service = std::to_string(port);
-  ares_getaddrinfo(channel->get(), host.c_str(), service.c_str(), &hints, on_addrinfo, &outcome);
-  const bool answered = drive(channel->get(), outcome, deadline);
-  // Closing the channel closes its sockets now: nothing of a lookup outlives this call.
-  channel->reset();
+  ares_getaddrinfo(channel.get(), host.c_str(), service.c_str(), &hints, on_addrinfo, &outcome);
+  const bool answered = drive(channel.get(), outcome, deadline);
+  // Nothing of a lookup outlives this call: a finished channel is kept with its sockets closed;
+  // an unfinished one is destroyed, which ends its query and closes its sockets now.
+  if (answered) {
+    channel_cache.keep(std::move(channel), std::move(key));
+  } else {
+    channel.reset();
+  }
   if (!answered || outcome.status == ARES_ETIMEOUT) {
     return fail(Errc::timeout, "resolving '" + host + "' timed out after " + duration_text(budget) +
                                    " (no answer from the DNS server" + asked(server) + ")");

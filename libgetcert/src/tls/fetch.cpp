@@ -6,7 +6,9 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "internal/ossl.hpp"
 #include "internal/x509_util.hpp"
@@ -294,6 +296,30 @@ Result<internal::SslCtxPtr> make_client_context(const ConnectOptions& options) {
   return ctx;
 }
 
+// The context for `options`, shared by every fetch with the same settings: OpenSSL 3 spends
+// about 0.2 ms setting one up (fetching ciphers, groups and signature algorithms from the
+// providers), as much as a fleet's loopback handshake costs in getcert itself. A context holds
+// only settings here (no session cache), and OpenSSL lets threads create connections from one
+// context at once. A client identity is per caller and rare: its context is not shared.
+Result<internal::SslCtxPtr> shared_client_context(const ConnectOptions& options) {
+  if (options.client_identity) return make_client_context(options);
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, internal::SslCtxPtr> contexts;  // (min, max) -> context
+  const std::pair<int, int> key{options.tls_min ? static_cast<int>(*options.tls_min) : -1,
+                                options.tls_max ? static_cast<int>(*options.tls_max) : -1};
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto found = contexts.find(key);
+  if (found == contexts.end()) {
+    auto made = make_client_context(options);
+    if (!made) return made;
+    found = contexts.emplace(key, std::move(*made)).first;
+  }
+  if (SSL_CTX_up_ref(found->second.get()) != 1) {
+    return fail(Errc::internal, "cannot share the TLS context", internal::drain_errors());
+  }
+  return internal::SslCtxPtr(found->second.get());
+}
+
 // A handshake's outcome plus the live session whose peer chain `handles` borrow from, so
 // verification can reuse the parsed certificates.
 struct Captured {
@@ -331,7 +357,7 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
                                             std::string(to_string(*options.tls_max)));
   }
   internal::clear_errors();
-  auto ctx = make_client_context(options);
+  auto ctx = shared_client_context(options);
   if (!ctx) return tl::unexpected(ctx.error());
 
   if (auto ok = detail::check_starttls_options(options, endpoint); !ok) {
