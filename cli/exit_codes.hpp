@@ -39,6 +39,7 @@ inline int exit_code_for(Errc code) noexcept {
     case Errc::limit_exceeded:
       return kExitMalformed;
     case Errc::wrong_password:
+    case Errc::wrong_key_password:
       return kExitWrongPassword;
     case Errc::unsupported:
       return kExitUnsupported;

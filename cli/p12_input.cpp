@@ -75,10 +75,7 @@ Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
   if (*password) options.password = **password;
   if (*key_password) options.key_password = **key_password;
   auto store = pkcs12::read_keystore(bytes, options);
-  const std::string_view kKeyPassword = "wrong key password";
-  auto is_key_error = [&](const Error& e) { return e.message.rfind(kKeyPassword, 0) == 0; };
-  if (!store && store.error().code == Errc::wrong_password && !is_key_error(store.error()) &&
-      !*password && term.stdin_is_tty) {
+  if (!store && store.error().code == Errc::wrong_password && !*password && term.stdin_is_tty) {
     auto typed = prompt_password("Password for " + escape_untrusted(name) + ": ", term);
     if (!typed) return tl::unexpected(typed.error());
     options.password = std::move(*typed);
@@ -86,7 +83,6 @@ Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
   }
   if (!store) {
     Error e = store.error();
-    const bool key_error = is_key_error(e);
     e.message = name + ": " + e.message;
     // The library names its own knob; on the command line it is a flag.
     if (const auto knob = e.message.find("raise DecodeOptions::max_iterations");
@@ -99,11 +95,11 @@ Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
         knob != std::string::npos) {
       e.message.resize(knob);
     }
-    if (e.code == Errc::wrong_password && key_error && !*key_password) {
+    if (e.code == Errc::wrong_key_password && !*key_password) {
       e.message +=
           "; give the key password with --key-password-file, --key-password-env or "
           "--key-password-stdin";
-    } else if (e.code == Errc::wrong_password && !key_error && !*password) {
+    } else if (e.code == Errc::wrong_password && !*password) {
       e.message +=
           "; the file needs a password: give --password-file, --password-env or "
           "--password-stdin";

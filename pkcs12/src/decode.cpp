@@ -295,7 +295,7 @@ Result<SecureBytes> Walker::decrypt_key_bag(const PbeAlgorithm& alg, Bytes ciphe
       if (*plain && is_key(**plain)) return std::move(**plain);
     }
   }
-  return fail(Errc::wrong_password,
+  return fail(Errc::wrong_key_password,
               "wrong key password: a private key could not be decrypted with it");
 }
 

@@ -523,7 +523,7 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
         }
         if (!parsed || !*parsed) {
           // A JCEKS key that passes the padding check by chance is still the wrong password.
-          return fail(Errc::wrong_password,
+          return fail(Errc::wrong_key_password,
                       "wrong key password for key entry \"" + escape_untrusted(raw.alias) +
                           "\" (the store password is right" +
                           (options.key_password ? "" : "; its key password differs from it") + ")");

@@ -409,14 +409,14 @@ TEST_CASE("keystore: store password and key password failures are told apart",
     DYNAMIC_SECTION(type << ": key password defaults to the store password, which is wrong") {
       const auto r = read_path(file, kStorePass);
       REQUIRE_FALSE(r.has_value());
-      CHECK(r.error().code == Errc::wrong_password);
+      CHECK(r.error().code == Errc::wrong_key_password);
       CHECK(r.error().message.rfind("wrong key password", 0) == 0);
       CHECK(r.error().message.find("key password differs") != std::string::npos);
     }
     DYNAMIC_SECTION(type << ": wrong key password given") {
       const auto r = read_path(file, kStorePass, std::string("nope"));
       REQUIRE_FALSE(r.has_value());
-      CHECK(r.error().code == Errc::wrong_password);
+      CHECK(r.error().code == Errc::wrong_key_password);
       CHECK(r.error().message.rfind("wrong key password", 0) == 0);
     }
     DYNAMIC_SECTION(type << ": no password lists unverified, or fails when keys are needed") {
@@ -626,7 +626,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
 
   const auto wrong = read_path(file, std::string("mac-pass"), std::string("not-it"));
   REQUIRE_FALSE(wrong.has_value());
-  CHECK(wrong.error().code == Errc::wrong_password);
+  CHECK(wrong.error().code == Errc::wrong_key_password);
   CHECK(wrong.error().message.rfind("wrong key password", 0) == 0);
   // The key password does not open the MAC.
   const auto swapped = read_path(file, std::string("key-pass"), std::string("key-pass"));

@@ -31,6 +31,10 @@ enum class Errc {
   // A connection that was set up failed afterwards: the peer closed it before its answer was
   // complete, an HTTP server answered an error status, or a socket call (poll) failed.
   network_error,
+  // A key store opened with its store password, but a private key inside did not decrypt with
+  // the key password (a JKS/JCEKS key entry, a PKCS#12 key bag given --key-password): told
+  // apart from wrong_password so that callers can ask for the right one.
+  wrong_key_password,
 };
 
 // A failure: a stable code, a one-line human message, and an (unstable) low-level detail

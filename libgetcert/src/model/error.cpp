@@ -22,6 +22,8 @@ std::string_view to_string(Errc code) noexcept {
       return "malformed_input";
     case Errc::wrong_password:
       return "wrong_password";
+    case Errc::wrong_key_password:
+      return "wrong_key_password";
     case Errc::unsupported:
       return "unsupported";
     case Errc::output_exists:

@@ -77,8 +77,9 @@ struct Keystore {
 //                    above, an unknown entry tag, a key or certificate that does not parse; a
 //                    malformed store fails this way even when the password is also wrong;
 //   wrong_password   the store's integrity digest does not match the password ("wrong store
-//                    password"), or a key entry does not decrypt with the key password (message
-//                    starts "wrong key password");
+//                    password");
+//   wrong_key_password  a key entry does not decrypt with the key password (the store password
+//                    was right);
 //   unsupported      a key protection algorithm other than JKS's and JCEKS's;
 //   limit_exceeded   a JCEKS iteration count above max_iterations.
 // Not a key store at all (plain PEM certificates, say) is malformed_input.

@@ -80,7 +80,7 @@ struct DecodeOptions {
   std::uint64_t max_signature_checks = kDefaultMaxSignatureChecks;
   // The shrouded key bags' password when it differs from the file's (which still protects the
   // MAC and the certificate safes); nullopt = the file's. A key that does not decrypt with it is
-  // wrong_password with a message starting "wrong key password".
+  // wrong_key_password.
   std::optional<Password> key_password = std::nullopt;
 };
 
