@@ -13,6 +13,7 @@
 #include "net/dial.hpp"
 #include "net/proxy.hpp"
 #include "net/resolver.hpp"
+#include "net/socket_bio.hpp"
 #include "net/timings.hpp"
 #include "starttls/starttls.hpp"
 #include "verify/trust_store.hpp"
@@ -372,7 +373,8 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
 
   out.ssl.reset(SSL_new(ctx->get()));
   SSL* ssl = out.ssl.get();
-  internal::BioPtr owned_bio(BIO_new_socket(conn->fd.get(), BIO_NOCLOSE));
+  // Our socket BIO, not OpenSSL's: it sends with MSG_NOSIGNAL (net/socket_bio.hpp).
+  internal::BioPtr owned_bio(detail::new_socket_bio(conn->fd.get()));
   // What TLS reads and writes: the socket, or a framing pushed on top of it (TDS for mssql),
   // which then owns the socket BIO.
   if (owned_bio) {
