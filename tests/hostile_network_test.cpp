@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "support/asn1.hpp"
 #include "support/cli_checks.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
@@ -172,6 +173,54 @@ TEST_CASE("a hostile AIA server fails the download, and getcert ends within --ti
     CHECK_THAT(r.err, Contains("verification failed") && Contains(kAiaUrl));
     check_well_formed(r);
   }
+}
+
+namespace {
+
+// A certs-only PKCS#7 (SignedData with no content and no signers) that holds `cert` `count`
+// times: built by hand, because generating tens of thousands of certificates would take minutes.
+std::string pkcs7_of_copies(const std::string& cert, std::size_t count) {
+  namespace asn1 = getcert::test::asn1;
+  asn1::Der certs;
+  certs.reserve(cert.size() * count);
+  for (std::size_t i = 0; i < count; ++i) certs.insert(certs.end(), cert.begin(), cert.end());
+  const asn1::Der signed_data = asn1::seq({
+      asn1::integer(1), asn1::set({}),                 // digestAlgorithms
+      asn1::seq({asn1::oid("1.2.840.113549.1.7.1")}),  // contentInfo: data, absent
+      asn1::tlv(0xA0, certs),                          // certificates [0] IMPLICIT SET OF
+      asn1::set({}),                                   // signerInfos
+  });
+  const asn1::Der info =
+      asn1::seq({asn1::oid("1.2.840.113549.1.7.2"), asn1::explicit0(signed_data)});
+  return {info.begin(), info.end()};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a 10 MB PKCS#7 of 45,000 certificates from the AIA server: refused within --timeout + 1 s",
+    "[cli]") {
+  REQUIRE_OPENSSL();
+  TempDir dir;
+  write_file(dir / "min.cnf", "[req]\ndistinguished_name=dn\nprompt=no\n[dn]\nCN=x\n");
+  // A 213-byte Ed25519 certificate without extensions: the smallest a tool writes.
+  getcert::test::openssl({"req", "-x509", "-newkey", "ed25519", "-nodes", "-keyout",
+                          dir / "min.key", "-config", dir / "min.cnf", "-days", "1", "-outform",
+                          "DER", "-out", dir / "min.der"});
+  const std::string bundle = pkcs7_of_copies(read_file(dir / "min.der"), 45000);
+  REQUIRE(bundle.size() > 9'000'000);
+  REQUIRE(bundle.size() <
+          std::size_t{10} * 1024 * 1024);  // under the body cap: the download succeeds
+  HttpServer http;
+  http.serve("/intermediate.der", bundle);
+  const auto server = getcert::test::start_openssl_server(pki_leaf_only("rsa"));
+  const auto r = run_getcert({"localhost:" + std::to_string(server.port()), "--ca-file",
+                              pki("root.pem"), "--timeout", "2s"});
+  INFO(explain(r));
+  CHECK(r.exit_code == kExitVerify);
+  CHECK(r.elapsed < 3s);  // --timeout + 1 s
+  CHECK_THAT(r.err, Contains("the AIA server at " + kAiaUrl + " sent more than 100 certificates"));
+  check_well_formed(r);
 }
 
 TEST_CASE("a hung OCSP responder leaves time for the CRL", "[cli]") {

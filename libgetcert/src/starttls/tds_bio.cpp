@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
+#include <new>
 #include <string>
 
 #include "internal/owners.hpp"
@@ -161,14 +163,19 @@ long framing_ctrl(BIO* b, int cmd, long num, void* ptr) {
   return next != nullptr ? BIO_ctrl(next, cmd, num, ptr) : 0;
 }
 
+// The BIO owns its Framing: handed over here, taken back by framing_destroy().
 int framing_create(BIO* b) {
-  BIO_set_data(b, new Framing);  // NOLINT(cppcoreguidelines-owning-memory): freed in destroy
+  try {
+    BIO_set_data(b, std::make_unique<Framing>().release());
+  } catch (const std::bad_alloc&) {
+    return 0;  // called from OpenSSL's C: report it, never throw through it
+  }
   BIO_set_init(b, 1);
   return 1;
 }
 
 int framing_destroy(BIO* b) {
-  delete framing_of(b);  // NOLINT(cppcoreguidelines-owning-memory): created in create
+  const std::unique_ptr<Framing> owned(framing_of(b));
   BIO_set_data(b, nullptr);
   return 1;
 }

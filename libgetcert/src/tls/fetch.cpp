@@ -15,6 +15,7 @@
 #include "net/dial.hpp"
 #include "net/proxy.hpp"
 #include "net/resolver.hpp"
+#include "net/socket_bio.hpp"
 #include "net/timings.hpp"
 #include "starttls/starttls.hpp"
 #include "verify/trust_store.hpp"
@@ -332,19 +333,24 @@ struct Captured {
   std::vector<X509*> handles;  // borrowed from ssl
 };
 
-Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options,
-                         Clock::time_point deadline) {
-  const std::string target = endpoint.to_string();
+// Phase 1 of capture(): what the options ask for, checked and prepared. Everything that can fail
+// locally fails here, before any packet is sent.
+struct CapturePlan {
+  std::optional<std::string> sni;  // --sni, normalised
+  internal::SslCtxPtr ctx;
+  std::optional<detail::ProxyUrl> proxy;
+  std::optional<detail::DnsServer> resolver;
+};
 
-  // Everything that can fail locally fails before any packet is sent.
-  std::optional<std::string> sni;
+Result<CapturePlan> validate(const Endpoint& endpoint, const ConnectOptions& options) {
+  CapturePlan plan;
   if (options.sni && !options.sni->empty()) {
     if (is_ip_literal(*options.sni)) {
       return fail(Errc::invalid_argument, "--sni takes a host name, not an IP address");
     }
     auto name = normalize_hostname(*options.sni);
     if (!name) return tl::unexpected(name.error());
-    sni = std::move(*name);
+    plan.sni = std::move(*name);
   }
   for (const auto& p : options.alpn) {
     if (p.empty() || p.size() > 255) {
@@ -359,22 +365,30 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
   internal::clear_errors();
   auto ctx = shared_client_context(options);
   if (!ctx) return tl::unexpected(ctx.error());
+  plan.ctx = std::move(*ctx);
 
   if (auto ok = detail::check_starttls_options(options, endpoint); !ok) {
     return tl::unexpected(ok.error());
   }
-  std::optional<detail::ProxyUrl> proxy;
   if (!options.proxy.empty()) {
     auto parsed_proxy = detail::parse_proxy_url(options.proxy);
     if (!parsed_proxy) return tl::unexpected(parsed_proxy.error());
-    proxy = std::move(*parsed_proxy);
+    plan.proxy = std::move(*parsed_proxy);
   }
   auto resolver = detail::parse_dns_server(options.resolver);
   if (!resolver) return tl::unexpected(resolver.error());
-  auto conn =
-      proxy ? detail::dial_via_proxy(*proxy, endpoint, deadline, options.connect_timeout, *resolver)
-            : detail::dial_tcp(endpoint.host, endpoint.port, deadline, options.connect_timeout,
-                               *resolver);
+  plan.resolver = std::move(*resolver);
+  return plan;
+}
+
+// Phase 2: the TCP connection (direct or through the proxy), then the STARTTLS preamble.
+Result<detail::Connection> open_transport(const Endpoint& endpoint, const ConnectOptions& options,
+                                          const CapturePlan& plan, const std::string& target,
+                                          Clock::time_point deadline) {
+  auto conn = plan.proxy ? detail::dial_via_proxy(*plan.proxy, endpoint, deadline,
+                                                  options.connect_timeout, plan.resolver)
+                         : detail::dial_tcp(endpoint.host, endpoint.port, deadline,
+                                            options.connect_timeout, plan.resolver);
   if (!conn) return tl::unexpected(conn.error());
   if (options.starttls != StartTls::none) {
     detail::StepTimer starttls(Step::starttls, target);
@@ -386,19 +400,18 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     }
     starttls.finish(true);
   }
+  return conn;
+}
 
-  Captured out;
-  Handshake& result = out.handshake;
-  result.target.host = endpoint.host;
-  result.target.port = endpoint.port;
-  result.target.address = conn->address;
-  if (options.send_sni) {
-    result.target.sni = sni.value_or(endpoint.is_ip ? std::string() : endpoint.host);
-  }
-
-  out.ssl.reset(SSL_new(ctx->get()));
+// Phase 3a: the TLS session on the connection, in out.ssl: what it reads and writes (our socket
+// BIO, with the TDS framing on top for mssql), SNI, ALPN and the OCSP request. Returns that BIO,
+// which out.ssl owns.
+Result<BIO*> start_session(Captured& out, SSL_CTX* ctx, int fd, const ConnectOptions& options) {
+  const Handshake& result = out.handshake;
+  out.ssl.reset(SSL_new(ctx));
   SSL* ssl = out.ssl.get();
-  internal::BioPtr owned_bio(BIO_new_socket(conn->fd.get(), BIO_NOCLOSE));
+  // Our socket BIO, not OpenSSL's: it sends with MSG_NOSIGNAL (net/socket_bio.hpp).
+  internal::BioPtr owned_bio(detail::new_socket_bio(fd));
   // What TLS reads and writes: the socket, or a framing pushed on top of it (TDS for mssql),
   // which then owns the socket BIO.
   if (owned_bio) {
@@ -414,7 +427,6 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     return fail(Errc::internal, "cannot create TLS session", internal::drain_errors());
   }
   BIO* bio = owned_bio.release();  // SSL_set_bio below takes it
-  const PeerBytes& peer = *out.peer;
   BIO_set_callback_ex(bio, record_peer_bytes);
   BIO_set_callback_arg(bio, reinterpret_cast<char*>(out.peer.get()));
   SSL_set_bio(ssl, bio, bio);  // ssl owns bio from here
@@ -429,13 +441,14 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     }
   }
   internal::request_ocsp_staple(ssl);
-  ClientCertState client_cert;
-  SSL_set_cert_cb(ssl, note_certificate_request, &client_cert);
-  SSL_set_ex_data(ssl, 0, &client_cert);
-  bool refused = false;
-  detail::StepTimer handshake(Step::handshake,
-                              result.target.sni.empty() ? target : "SNI " + result.target.sni);
+  return bio;
+}
 
+// Phase 3b: the handshake loop, under the deadline. True when the server refused the client
+// certificate (or its absence) after it had shown its chain: that chain is still the result.
+Result<bool> run_handshake(SSL* ssl, BIO* bio, int fd, const ConnectOptions& options,
+                           const ClientCertState& client_cert, const PeerBytes& peer,
+                           const std::string& target, Clock::time_point deadline) {
   for (;;) {
     // Checked on every round, not only when a read would block: a server dripping handshake
     // bytes keeps the socket readable and would otherwise never reach the timeout.
@@ -443,12 +456,12 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     internal::clear_errors();
     errno = 0;
     const int rc = SSL_connect(ssl);
-    if (rc == 1) break;
+    if (rc == 1) return false;
     const int err = SSL_get_error(ssl, rc);
     const int saved_errno = errno;
     if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-      auto waited = wait_for(conn->fd.get(), err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT,
-                             deadline, target, options.timeout);
+      auto waited = wait_for(fd, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline, target,
+                             options.timeout);
       if (!waited) return tl::unexpected(waited.error());
       continue;
     }
@@ -459,10 +472,7 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     }
     // A server that wanted a client certificate and refused what it got (or nothing) has
     // already shown its chain: that chain is still the result, with the refusal recorded.
-    if (client_cert.requested && sk_X509_num(SSL_get_peer_cert_chain(ssl)) > 0) {
-      refused = true;
-      break;
-    }
+    if (client_cert.requested && sk_X509_num(SSL_get_peer_cert_chain(ssl)) > 0) return true;
     if ((options.tls_min || options.tls_max) && looks_like_tls(peer.first) &&
         is_version_mismatch(openssl_detail)) {
       return fail(Errc::tls_handshake_failed,
@@ -474,23 +484,13 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     return tl::unexpected(
         classify_handshake_failure(err, saved_errno, peer, target, openssl_detail));
   }
+}
 
-  detail::end_handshake_transport(options.starttls, bio);
-  if (!refused && client_cert.requested && SSL_version(ssl) == TLS1_3_VERSION) {
-    refused = refused_after_finished(ssl, conn->fd.get(),
-                                     std::min(deadline, Clock::now() + kClientCertVerdictWait),
-                                     client_cert);
-  }
-  handshake.finish(true, refused ? std::string("refused after the certificate request")
-                                 : std::string(SSL_get_version(ssl)));
-  result.tls.client_certificate_requested = client_cert.requested;
-  result.tls.client_certificate_sent = client_cert.requested && options.client_identity.has_value();
-  result.tls.handshake_completed = !refused;
-  result.tls.acceptable_client_cas = std::move(client_cert.ca_names);
-  // client_cert goes out of scope before ssl does.
-  SSL_set_ex_data(ssl, 0, nullptr);
-  SSL_set_cert_cb(ssl, nullptr, nullptr);
-
+// Phase 4: what the session shows (the presented chain, version, cipher, ALPN, stapled OCSP),
+// into out.handshake; then a best-effort close_notify unless the server refused us.
+Result<void> extract(Captured& out, bool refused, const std::string& target) {
+  Handshake& result = out.handshake;
+  SSL* ssl = out.ssl.get();
   STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl);  // get0: borrowed
   for (int i = 0; i < sk_X509_num(chain); ++i) {
     out.handles.push_back(sk_X509_value(chain, i));
@@ -520,6 +520,59 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
     return fail(Errc::tls_handshake_failed, target +
                                                 " completed the handshake without a "
                                                 "certificate (anonymous or PSK cipher suite)");
+  }
+  return {};
+}
+
+// Connects and handshakes under `deadline`, in four phases: validate, open the transport, the
+// handshake (session set-up, then the loop), extract.
+Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options,
+                         Clock::time_point deadline) {
+  const std::string target = endpoint.to_string();
+  auto plan = validate(endpoint, options);
+  if (!plan) return tl::unexpected(plan.error());
+  auto conn = open_transport(endpoint, options, *plan, target, deadline);
+  if (!conn) return tl::unexpected(conn.error());
+
+  Captured out;
+  Handshake& result = out.handshake;
+  result.target.host = endpoint.host;
+  result.target.port = endpoint.port;
+  result.target.address = conn->address;
+  if (options.send_sni) {
+    result.target.sni = plan->sni.value_or(endpoint.is_ip ? std::string() : endpoint.host);
+  }
+  auto bio = start_session(out, plan->ctx.get(), conn->fd.get(), options);
+  if (!bio) return tl::unexpected(bio.error());
+  SSL* ssl = out.ssl.get();
+  // Declared after `out`, so it goes out of scope before the SSL that points to it.
+  ClientCertState client_cert;
+  SSL_set_cert_cb(ssl, note_certificate_request, &client_cert);
+  SSL_set_ex_data(ssl, 0, &client_cert);
+  detail::StepTimer handshake(Step::handshake,
+                              result.target.sni.empty() ? target : "SNI " + result.target.sni);
+  auto refused =
+      run_handshake(ssl, *bio, conn->fd.get(), options, client_cert, *out.peer, target, deadline);
+  if (!refused) return tl::unexpected(refused.error());
+
+  detail::end_handshake_transport(options.starttls, *bio);
+  if (!*refused && client_cert.requested && SSL_version(ssl) == TLS1_3_VERSION) {
+    *refused = refused_after_finished(ssl, conn->fd.get(),
+                                      std::min(deadline, Clock::now() + kClientCertVerdictWait),
+                                      client_cert);
+  }
+  handshake.finish(true, *refused ? std::string("refused after the certificate request")
+                                  : std::string(SSL_get_version(ssl)));
+  result.tls.client_certificate_requested = client_cert.requested;
+  result.tls.client_certificate_sent = client_cert.requested && options.client_identity.has_value();
+  result.tls.handshake_completed = !*refused;
+  result.tls.acceptable_client_cas = std::move(client_cert.ca_names);
+  // client_cert goes out of scope before ssl does.
+  SSL_set_ex_data(ssl, 0, nullptr);
+  SSL_set_cert_cb(ssl, nullptr, nullptr);
+
+  if (auto extracted = extract(out, *refused, target); !extracted) {
+    return tl::unexpected(extracted.error());
   }
   return out;
 }
