@@ -404,6 +404,44 @@ TEST_CASE("a cross-sign mesh: every path judged is rejected with its reason, wit
   }
 }
 
+TEST_CASE("a mesh of more failing paths than the budget judges ends at 16 candidate paths",
+          "[verify]") {
+  TempDir dir;
+  Pki pki;
+  constexpr std::size_t kWidth = 5;
+  // The leaf's issuer exists in five copies (one key), each signed by another CA "Middle I",
+  // and each of those in five re-issued copies under one upper CA: 25 complete paths, each
+  // through a lower copy constrained away from the leaf's name. Names and key identifiers
+  // single out the real issuers, so the signature checks go to the paths themselves.
+  const EvpPkeyPtr lower_key = new_key();
+  const EvpPkeyPtr upper_key = new_key();
+  std::vector<EvpPkeyPtr> middle_keys;
+  std::vector<X509Ptr> certs;
+  certs.push_back(intermediate("Upper", upper_key.get(), "Path Root", pki.root_key.get()));
+  for (std::size_t i = 0; i < kWidth; ++i) {
+    middle_keys.push_back(new_key());
+    const std::string middle = "Middle " + std::to_string(i);
+    certs.push_back(intermediate("Lower", lower_key.get(), middle, middle_keys[i].get(),
+                                 "permitted;DNS:other.test"));
+    for (std::size_t j = 0; j < kWidth; ++j) {
+      certs.push_back(intermediate(middle, middle_keys[i].get(), "Upper", upper_key.get()));
+    }
+  }
+  const X509Ptr leaf = leaf_under(pki, "Lower", lower_key.get());
+  std::vector<const X509Ptr*> presented{&leaf};
+  for (const auto& c : certs) presented.push_back(&c);
+
+  const auto v = verify(presented, options_for(write_store(dir, "root.pem", {&pki.root})));
+  INFO(codes(v));
+  CHECK_FALSE(v.ok);
+  CHECK(v.path_search.budget_exhausted);
+  CHECK(v.path_search.signature_checks < 100);
+  CHECK(v.path_search.candidate_paths == 16);
+  CHECK(v.rejected_paths.size() == 17);  // the first path and the 16 judged after it
+  CHECK(has_code(v.errors, ProblemCode::budget_exhausted));
+  CHECK(has_code(v.errors, ProblemCode::name_constraint_violation));
+}
+
 TEST_CASE("a mesh that never reaches an anchor exhausts the signature budget", "[verify]") {
   TempDir dir;
   Pki pki;

@@ -128,8 +128,10 @@ class Search {
       path_.push_back(c.cert);
       if (c.anchor) {
         // As in Go, an anchor ends the path: a shorter path is preferred to one beyond it.
-        if (!budget_.take_candidate_path()) return SearchEnd::exhausted;
-        if (judge_(path_)) return SearchEnd::accepted;
+        if (!budget_.may_judge()) return SearchEnd::exhausted;
+        const Judgement judgement = judge_(path_);
+        if (judgement == Judgement::accepted) return SearchEnd::accepted;
+        if (judgement == Judgement::rejected) budget_.judged();
       } else {
         const SearchEnd end = extend();
         if (end != SearchEnd::no_more_paths) return end;

@@ -42,7 +42,16 @@ struct PathBudget {
   // Each takes one unit; false (and `exhausted` set) once none is left.
   bool take_signature() { return take(signatures_left, BudgetLimit::signatures); }
   bool take_build_call() { return take(build_calls_left, BudgetLimit::build_calls); }
-  bool take_candidate_path() { return take(candidate_paths_left, BudgetLimit::candidate_paths); }
+  // A path is judged only while one is left; judged() then takes it (a path the judge had
+  // already seen costs nothing).
+  bool may_judge() {
+    if (candidate_paths_left > 0) return true;
+    exhausted = BudgetLimit::candidate_paths;
+    return false;
+  }
+  void judged() {
+    if (candidate_paths_left > 0) --candidate_paths_left;
+  }
 
   std::size_t signatures_used() const { return kSignatureChecks - signatures_left; }
   std::size_t build_calls_used() const { return kBuildCalls - build_calls_left; }
@@ -69,8 +78,10 @@ struct IssuerSources {
   std::size_t max_intermediates = 100;  // VerifyOptions::max_depth, else OpenSSL's limit
 };
 
-// Told each complete path (leaf first, anchor last); returns true to accept it and stop.
-using PathJudge = std::function<bool(const std::vector<X509*>& path)>;
+enum class Judgement { accepted, rejected, already_judged };
+
+// Told each complete path (leaf first, anchor last); `accepted` stops the search.
+using PathJudge = std::function<Judgement(const std::vector<X509*>& path)>;
 
 enum class SearchEnd { accepted, exhausted, no_more_paths };
 

@@ -949,27 +949,29 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
     std::optional<PathResult> chosen;
     std::vector<detail::RuleFinding> chosen_findings;
     std::optional<Error> judge_error;
+    using detail::Judgement;
     const detail::PathJudge judge = [&](const std::vector<X509*>& certs) {
-      if (same_path(certs, path->chain.get())) return false;  // the first path, judged above
+      // The first path, judged above.
+      if (same_path(certs, path->chain.get())) return Judgement::already_judged;
       ++v.path_search.candidate_paths;
       auto judged = judge_exact_path(certs, options, now, crls->get());
       if (!judged) {
         judge_error = judged.error();
-        return true;  // stop: the same failure would repeat for every path
+        return Judgement::accepted;  // stop: the same failure would repeat for every path
       }
       auto rules = path_findings(*judged, options.purpose, rule_budget);
       if (judged->ran && judged->problems.empty() && !profile_rejects(rules, options.profile)) {
         chosen = std::move(*judged);
         chosen_findings = std::move(rules);
-        return true;
+        return Judgement::accepted;
       }
       auto rejected = rejection(judged->chain.get(), *judged, rules);
       if (!rejected) {
         judge_error = rejected.error();
-        return true;
+        return Judgement::accepted;  // stop, as above
       }
       v.rejected_paths.push_back(std::move(*rejected));
-      return false;
+      return Judgement::rejected;
     };
     detail::PathBudget budget;
     const detail::SearchEnd end = detail::search_paths(leaf, sources, budget, judge, looked_up);
