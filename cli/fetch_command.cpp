@@ -486,7 +486,7 @@ class FetchCommand final : public Command {
     const std::string where = endpoint.to_string();
 
     if (term.stderr_is_tty && !global.quiet) term.err << verdict_line(*result, now) << "\n";
-    print_verdict_messages(term, where, result->verification, args_.insecure);
+    print_verdict_messages(term, where, result->verification, args_.insecure, global.verbosity > 0);
     if (!verified && !fix_known) {
       if (!args_.insecure && args_.format != Format::json && args_.format != Format::text &&
           args_.format != Format::prometheus && args_.format != Format::csv) {

@@ -102,6 +102,18 @@ Json verification_json(const Verification& v) {
     accepted_by.push_back(
         {{"profile", std::string(to_string(a.profile))}, {"reason", valid_utf8(a.reason)}});
   }
+  Json rejected_paths = Json::array();
+  for (const auto& r : v.rejected_paths) {
+    Json chain = Json::array();
+    for (const auto& c : r.chain) chain.push_back({{"subject", c.subject}, {"sha256", c.sha256}});
+    Json problems = Json::array();
+    for (const auto& e : r.problems) {
+      problems.push_back(
+          {{"depth", e.depth}, {"code", std::string(to_string(e.code))}, {"reason", e.reason}});
+    }
+    rejected_paths.push_back({{"chain", chain}, {"problems", problems}});
+  }
+  const PathSearch& search = v.path_search;
   return {{"ok", v.ok},
           {"verdict", std::string(to_string(v.verdict))},
           {"profile", std::string(to_string(v.profile))},
@@ -116,7 +128,15 @@ Json verification_json(const Verification& v) {
           {"trust_anchor",
            v.verified_chain.empty() ? Json(nullptr) : Json(v.verified_chain.back().subject)},
           {"fetched_intermediates", fetched},
-          {"revocation", revocation}};
+          {"revocation", revocation},
+          {"rejected_paths", rejected_paths},
+          {"path_search",
+           {{"ran", search.ran},
+            {"candidate_paths", search.candidate_paths},
+            {"signature_checks", search.signature_checks},
+            {"build_calls", search.build_calls},
+            {"name_constraint_comparisons", search.name_constraint_comparisons},
+            {"budget_exhausted", search.budget_exhausted}}}};
 }
 
 Json fetch_json(const FetchResult& result, std::int64_t now, bool with_timings) {

@@ -94,6 +94,15 @@ std::string verification_text(const Verification& v) {
   for (const auto& a : v.accepted_by) {
     o << "  accepted by " << to_string(a.profile) << ": " << escape_untrusted(a.reason) << "\n";
   }
+  for (const auto& r : v.rejected_paths) {
+    std::string names;
+    for (const auto& c : r.chain) names += (names.empty() ? "" : " -> ") + c.display_name();
+    o << "  rejected path: " << escape_untrusted(names) << "\n";
+    for (const auto& p : r.problems) {
+      o << "    - [depth " << p.depth << "] " << to_string(p.code) << ": "
+        << escape_untrusted(p.reason) << "\n";
+    }
+  }
   if (!v.chain_issues.empty()) o << "Chain issues (what the server should fix):\n";
   for (const auto& c : v.chain_issues) {
     o << "  - " << (c.depth ? "[presented " + std::to_string(*c.depth) + "] " : std::string())

@@ -144,7 +144,7 @@ class ShowCommand final : public Command {
       if (files_.size() > 1) term.out << "\n";
     }
     if (!verdict) return kExitOk;
-    print_verdict_messages(term, file, *verdict, false);
+    print_verdict_messages(term, file, *verdict, false, global.verbosity > 0);
     if (!verdict->ok) return kExitVerify;
     return check_expiry(term, file, verdict->verified_chain, now, settings,
                         verify_args_.expires_in);

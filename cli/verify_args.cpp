@@ -156,8 +156,20 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
 }
 
 void print_verdict_messages(Terminal& term, const std::string& where, const Verification& v,
-                            bool insecure) {
+                            bool insecure, bool verbose) {
   for (const auto& w : v.warnings) report_warning(term, where + ": " + w.message);
+  if (verbose) {
+    // The paths path building tried and set aside, each with the first reason against it.
+    for (const auto& r : v.rejected_paths) {
+      std::string names;
+      for (const auto& c : r.chain) names += (names.empty() ? "" : " -> ") + c.display_name();
+      const std::string why = r.problems.empty()
+                                  ? std::string()
+                                  : ": " + std::string(to_string(r.problems.front().code)) + ": " +
+                                        r.problems.front().reason;
+      report_line(term, "note", where + ": rejected path " + names + why);
+    }
+  }
   if (v.ok) return;
   for (const auto& e : v.errors) {
     report_line(term, insecure ? "warning" : "error", where + ": verification failed: " + e.reason);

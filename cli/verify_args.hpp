@@ -48,9 +48,10 @@ void add_verify_options(CLI::App* cmd, VerifyArgs& args, bool online);
 
 Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online);
 
-// Warnings and (unless `insecure`) errors of a verdict, one line each on stderr.
+// Warnings and (unless `insecure`) errors of a verdict, one line each on stderr; `verbose`
+// (-v) adds the paths that path building rejected, each with its reason.
 void print_verdict_messages(Terminal& term, const std::string& where, const Verification& v,
-                            bool insecure);
+                            bool insecure, bool verbose);
 
 // --expires-in: exit 6 (after a warning per certificate) when a certificate of `chain`
 // expires before now + window; 0 otherwise.

@@ -250,6 +250,8 @@ GO_WEAK_RSA = "Go's crypto/x509 sets no minimum RSA key size"
 PYCA_WEAK_RSA = "pyca's verifier sets no minimum RSA key size for a leaf"
 GRPC_IP_IN_DNS = "gRPC compares an IP target as text against every SAN entry, DNS ones included"
 GO_ANY_EKU = "Go treats anyExtendedKeyUsage as allowing every purpose"
+FIRST_PATH_ONLY = (" takes the first issuer it finds and does not backtrack when the path through it "
+                   "fails; Go, pyca and getcert's path building try the other candidates")
 GETCERT_INCOMPLETE = ("getcert alone reports incomplete_chain when the server does not send an "
                       "intermediate that only the trust store supplies: clients that trust "
                       "just the root fail against that server")
@@ -412,11 +414,41 @@ def build_cases(pki):
                           subject_name=r3.cert.subject, not_before=NOW - 5 * 365 * DAY,
                           not_after=NOW + 365 * DAY)
     # The same, with R3 itself sent twice, cross-signed by DST first. OpenSSL and GnuTLS take the
-    # first issuer they find and do not backtrack past the expired DST: so do their clients.
-    c.append(Case("two-issuers-for-r3", [le_leaf, r3_by_dst, r3], [x1, dst], "a.test", "reject",
-                  code="expired",
-                  differ={v: v + " explores every candidate issuer and finds leaf <- R3 <- X1"
-                          for v in ("go", "pyca")}))
+    # first issuer they find and do not backtrack past the expired DST: so do their clients, and
+    # the openssl profile. getcert's path building, like Go's and pyca's, finds leaf <- R3 <- X1.
+    c.append(Case("two-issuers-for-r3", [le_leaf, r3_by_dst, r3], [x1, dst], "a.test", "accept",
+                  profiles={"openssl": ("reject", "expired", None)},
+                  differ={v: v + FIRST_PATH_ONLY for v in ("openssl", "gnutls", "grpc")}))
+    # An intermediate that breaks a name constraint is sent first, then a re-issue of it (same
+    # name and key) without the constraint: the path through the re-issue is valid.
+    pb_key = ec_key()
+    pb_bad = make_cert("Path Building CA", root, key=pb_key, ca=True,
+                       name_constraints=x509.NameConstraints(
+                           permitted_subtrees=[x509.DNSName("other.test")],
+                           excluded_subtrees=None))
+    pb_good = make_cert("Path Building CA", root, key=pb_key, ca=True,
+                        subject_name=pb_bad.cert.subject)
+    pb_leaf = pki.leaf("a.test", issuer=pb_good)
+    c.append(Case("constrained-intermediate-then-good-one", [pb_leaf, pb_bad, pb_good], std,
+                  "a.test", "accept", profiles={"openssl": ("reject", "name_constraint_violation",
+                                                            None)},
+                  differ={v: v + FIRST_PATH_ONLY for v in ("openssl", "gnutls", "grpc")}))
+    c.append(Case("constrained-intermediate-alone", [pb_leaf, pb_bad], std, "a.test", "reject",
+                  code="name_constraint_violation"))
+    # Hostile input: a cycle (A signs B, B signs A) and many same-name issuers. Each verifier
+    # must end, with a rejection.
+    # (Self-signed stand-ins lend each its name and key to sign the other.)
+    signer_a, signer_b = make_cert("Loop A", ca=True), make_cert("Loop B", ca=True)
+    loop_a = make_cert("Loop A", signer_b, key=signer_a.key, ca=True)
+    loop_b = make_cert("Loop B", signer_a, key=signer_b.key, ca=True)
+    c.append(Case("hostile-issuer-cycle", [pki.leaf("a.test", issuer=loop_a), loop_a, loop_b],
+                  std, "a.test", "reject", code="unknown_issuer"))
+    same_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Same Name CA")])
+    decoys = [make_cert("Same Name CA", root, ca=True, subject_name=same_name) for _ in range(120)]
+    stranger = make_cert("Same Name CA", root, ca=True, subject_name=same_name)
+    c.append(Case("hostile-same-name-issuers", [pki.leaf("a.test", issuer=stranger)] + decoys,
+                  std, "a.test", "reject", code="budget_exhausted",
+                  profiles={"openssl": ("reject", "unknown_issuer", None)}))
 
     i1 = make_cert("Deep Intermediate 1", root, ca=True)
     i2 = make_cert("Deep Intermediate 2", i1, ca=True)

@@ -5,6 +5,7 @@
 // Public header: C++17, no OpenSSL types.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -234,6 +235,22 @@ struct ProfileAlternative {
   std::string reason;
 };
 
+// A path to a trust anchor that path building judged and rejected (see docs: "Path building").
+struct RejectedPath {
+  std::vector<Certificate> chain;       // leaf .. trust anchor
+  std::vector<VerifyProblem> problems;  // why it was rejected; never empty
+};
+
+// The work path building did. It runs only when the first path OpenSSL builds fails.
+struct PathSearch {
+  bool ran = false;                             // the first path failed, so the others were tried
+  std::size_t candidate_paths = 0;              // complete paths judged besides the first
+  std::size_t signature_checks = 0;             // of at most 100
+  std::size_t build_calls = 0;                  // of at most 200,000
+  std::size_t name_constraint_comparisons = 0;  // of at most 250,000, over every path judged
+  bool budget_exhausted = false;                // a bound stopped it (an error says which)
+};
+
 struct Verification {
   bool ok = false;  // verdict == valid
   Verdict verdict = Verdict::invalid;
@@ -257,6 +274,10 @@ struct Verification {
   std::vector<ProfileAlternative> accepted_by;
   // What the server should change in the chain it sends (never a failure by itself).
   std::vector<VerifyNote> chain_issues;
+  // The paths judged and rejected when the first one failed, in the order they were tried;
+  // verified_chain is the path chosen (empty when none was accepted).
+  std::vector<RejectedPath> rejected_paths;
+  PathSearch path_search;
   // The network steps verification took (AIA, OCSP and CRL downloads, with the resolve and
   // connect steps of each), in the order they ended; empty when it needed the network for none.
   std::vector<StepTiming> timings;

@@ -10,6 +10,7 @@
 #include "net/dial.hpp"
 #include "net/timings.hpp"
 #include "verify/crl_files.hpp"
+#include "verify/path_search.hpp"
 #include "verify/profiles.hpp"
 #include "verify/revocation.hpp"
 #include "verify/rules.hpp"
@@ -333,6 +334,90 @@ Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const Veri
   std::stable_sort(out.problems.begin(), out.problems.end(),
                    [](const RawProblem& a, const RawProblem& b) { return a.depth < b.depth; });
   return out;
+}
+
+// The exact path `certs` (leaf first), judged as the first path is: OpenSSL verifies it with
+// its last certificate as the only trust anchor and its others as the only helpers.
+Result<PathResult> judge_exact_path(const std::vector<X509*>& certs, const VerifyOptions& options,
+                                    std::int64_t now, STACK_OF(X509_CRL) * crls) {
+  internal::X509StorePtr anchor(X509_STORE_new());
+  internal::X509RefStackPtr helpers(sk_X509_new_null());
+  if (!anchor || !helpers || X509_STORE_add_cert(anchor.get(), certs.back()) != 1) {
+    return fail(Errc::internal, "out of memory", internal::drain_errors());
+  }
+  for (std::size_t i = 1; i + 1 < certs.size(); ++i) {
+    if (sk_X509_push(helpers.get(), certs[i]) <= 0) return fail(Errc::internal, "out of memory");
+  }
+  const bool root = (X509_get_extension_flags(certs.back()) & EXFLAG_SS) != 0;
+  return build_path(certs.front(), helpers.get(), options, anchor.get(), now, !root, crls);
+}
+
+bool same_path(const std::vector<X509*>& certs, STACK_OF(X509) * chain) {
+  if (chain == nullptr || static_cast<int>(certs.size()) != sk_X509_num(chain)) return false;
+  for (std::size_t i = 0; i < certs.size(); ++i) {
+    if (X509_cmp(certs[i], sk_X509_value(chain, static_cast<int>(i))) != 0) return false;
+  }
+  return true;
+}
+
+// The profile's rules over a path as far as it was built.
+std::vector<detail::RuleFinding> path_findings(const PathResult& path, Purpose purpose,
+                                               detail::RuleBudget& budget) {
+  detail::PathView view;
+  for (int i = 0; i < sk_X509_num(path.chain.get()); ++i) {
+    view.certs.push_back(sk_X509_value(path.chain.get(), i));
+  }
+  view.anchored = path.anchored;
+  view.purpose = purpose;
+  return detail::check_rules(view, budget);
+}
+
+bool profile_rejects(const std::vector<detail::RuleFinding>& findings, Profile profile) {
+  return std::any_of(findings.begin(), findings.end(), [&](const detail::RuleFinding& f) {
+    return detail::level_of(f, profile) == detail::RuleLevel::error;
+  });
+}
+
+// A problem of the leaf alone, which every other path would share: searching is pointless.
+bool leaf_intrinsic(const RawProblem& p) {
+  return p.depth == 0 &&
+         (p.code == X509_V_ERR_CERT_HAS_EXPIRED || p.code == X509_V_ERR_CERT_NOT_YET_VALID ||
+          p.code == X509_V_ERR_EE_KEY_TOO_SMALL || p.code == X509_V_ERR_INVALID_PURPOSE ||
+          p.code == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT);
+}
+
+bool worth_searching(const PathResult& path, const std::vector<detail::RuleFinding>& findings,
+                     Profile profile) {
+  const bool path_problem = std::any_of(path.problems.begin(), path.problems.end(),
+                                        [](const RawProblem& p) { return !leaf_intrinsic(p); });
+  // Findings at depth 0 are about the leaf, except a wildcard that an issuer's exclusion hits.
+  const bool path_finding =
+      std::any_of(findings.begin(), findings.end(), [&](const detail::RuleFinding& f) {
+        return detail::level_of(f, profile) == detail::RuleLevel::error &&
+               (f.depth > 0 || f.code == ProblemCode::excluded_wildcard ||
+                f.code == ProblemCode::budget_exhausted);
+      });
+  return path_problem || path_finding;
+}
+
+std::string budget_reason(detail::BudgetLimit limit) {
+  switch (limit) {
+    case detail::BudgetLimit::signatures:
+      return "path building stopped after " + std::to_string(detail::PathBudget::kSignatureChecks) +
+             " signature checks (the bound of rustls-webpki and Go): the certificates offer more "
+             "candidate issuers than any real PKI does, as a path-building attack would";
+    case detail::BudgetLimit::build_calls:
+      return "path building stopped after " + std::to_string(detail::PathBudget::kBuildCalls) +
+             " steps (rustls-webpki's bound, RUSTSEC-2023-0053): the certificates form a maze "
+             "of issuers, as a path-building attack would";
+    case detail::BudgetLimit::candidate_paths:
+      return "path building stopped after judging " +
+             std::to_string(detail::PathBudget::kCandidatePaths) +
+             " candidate paths to a trust anchor, none of them valid";
+    case detail::BudgetLimit::none:
+      break;
+  }
+  return "path building stopped";
 }
 
 bool same_certificate(const Certificate& a, const Certificate& b) {
@@ -784,12 +869,17 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
       });
   bool completed = false;
   std::optional<VerifyProblem> gap_problem;
+  // Kept to restate the gap if path building later completes it through a downloaded issuer.
+  int gap_depth = 0;
+  std::optional<Certificate> gap_child;
+  std::string gap_url;
+  std::size_t aia_notes_from = v.warnings.size();
   if (gap != path->problems.end()) {
-    const int gap_depth = gap->depth;
+    gap_depth = gap->depth;
     auto child = internal::certificate_from_x509(gap->cert.get());
     if (!child) return tl::unexpected(child.error());
+    gap_child = *child;
     std::vector<std::string> notes;
-    std::string gap_url;
     if (options.fetch_missing) {
       v.fetched_intermediates = fetch_missing_issuers(
           *path, network_deadline, options.check_revocation, options.proxy, notes, gap_url);
@@ -810,16 +900,120 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
         missing_intermediate(gap_depth, *child, completed, options.fetch_missing, gap_url);
     // Notes explain a failed completion; after a success they are noise.
     if (!completed) {
+      aia_notes_from = v.warnings.size();
       for (auto& n : notes) {
         v.warnings.push_back({ProblemCode::aia_fetch_failed, std::nullopt, std::move(n)});
       }
     }
   }
 
+  // The profile's rules over the first path; one name-constraint budget for every path judged.
+  detail::RuleBudget rule_budget;
+  std::vector<detail::RuleFinding> findings = path_findings(*path, options.purpose, rule_budget);
+  // Store certificates the path search looked up: the chosen path may borrow them.
+  std::vector<internal::X509Ptr> looked_up;
+  const bool first_ok =
+      path->ran && path->problems.empty() && !profile_rejects(findings, options.profile);
+  std::optional<VerifyProblem> budget_problem;
+  // Only a failed first path pays for the search. The openssl profile is what OpenSSL clients
+  // accept, and they take OpenSSL's first path: no search for it.
+  if (!first_ok && options.profile != Profile::openssl &&
+      worth_searching(*path, findings, options.profile)) {
+    auto rejection = [&](STACK_OF(X509) * chain, const PathResult& judged,
+                         const std::vector<detail::RuleFinding>& rules) -> Result<RejectedPath> {
+      RejectedPath out;
+      for (int i = 0; i < sk_X509_num(chain); ++i) {
+        auto c = internal::certificate_from_x509(sk_X509_value(chain, i));
+        if (!c) return tl::unexpected(c.error());
+        out.chain.push_back(std::move(*c));
+      }
+      for (const auto& r : judged.problems) out.problems.push_back(describe(r, presented, now));
+      for (const auto& f : rules) {
+        if (detail::level_of(f, options.profile) == detail::RuleLevel::error) {
+          out.problems.push_back({f.depth, f.code, f.reason});
+        }
+      }
+      return out;
+    };
+    if (path->anchored) {
+      auto first = rejection(path->chain.get(), *path, findings);
+      if (!first) return tl::unexpected(first.error());
+      v.rejected_paths.push_back(std::move(*first));
+    }
+    detail::IssuerSources sources;
+    for (std::size_t i = 1; i < handles.size(); ++i) sources.untrusted.push_back(handles[i].get());
+    sources.store = trust.store.get();
+    sources.explicit_anchors = trust.explicit_anchors;
+    sources.now = now;
+    if (options.max_depth) sources.max_intermediates = static_cast<std::size_t>(*options.max_depth);
+    std::optional<PathResult> chosen;
+    std::vector<detail::RuleFinding> chosen_findings;
+    std::optional<Error> judge_error;
+    using detail::Judgement;
+    const detail::PathJudge judge = [&](const std::vector<X509*>& certs) {
+      // The first path, judged above.
+      if (same_path(certs, path->chain.get())) return Judgement::already_judged;
+      ++v.path_search.candidate_paths;
+      auto judged = judge_exact_path(certs, options, now, crls->get());
+      if (!judged) {
+        judge_error = judged.error();
+        return Judgement::accepted;  // stop: the same failure would repeat for every path
+      }
+      auto rules = path_findings(*judged, options.purpose, rule_budget);
+      if (judged->ran && judged->problems.empty() && !profile_rejects(rules, options.profile)) {
+        chosen = std::move(*judged);
+        chosen_findings = std::move(rules);
+        return Judgement::accepted;
+      }
+      auto rejected = rejection(judged->chain.get(), *judged, rules);
+      if (!rejected) {
+        judge_error = rejected.error();
+        return Judgement::accepted;  // stop, as above
+      }
+      v.rejected_paths.push_back(std::move(*rejected));
+      return Judgement::rejected;
+    };
+    detail::PathBudget budget;
+    const detail::SearchEnd end = detail::search_paths(leaf, sources, budget, judge, looked_up);
+    if (judge_error) return tl::unexpected(*judge_error);
+    v.path_search.ran = true;
+    v.path_search.signature_checks = budget.signatures_used();
+    v.path_search.build_calls = budget.build_calls_used();
+    v.path_search.budget_exhausted = end == detail::SearchEnd::exhausted;
+    if (chosen) {
+      *path = std::move(*chosen);
+      findings = std::move(chosen_findings);
+      // The chosen path may or may not need what AIA brought; say so only if it does.
+      completed = std::any_of(
+          v.fetched_intermediates.begin(), v.fetched_intermediates.end(),
+          [&](const Certificate& f) {
+            for (int i = 0; i < sk_X509_num(path->chain.get()); ++i) {
+              auto c = internal::certificate_from_x509(sk_X509_value(path->chain.get(), i));
+              if (c && same_certificate(*c, f)) return true;
+            }
+            return false;
+          });
+      if (!completed) {
+        gap_problem.reset();
+      } else if (gap_child) {
+        gap_problem =
+            missing_intermediate(gap_depth, *gap_child, true, options.fetch_missing, gap_url);
+        v.warnings.erase(v.warnings.begin() + static_cast<std::ptrdiff_t>(aia_notes_from),
+                         v.warnings.end());
+      }
+    } else if (v.path_search.budget_exhausted) {
+      budget_problem =
+          VerifyProblem{0, ProblemCode::budget_exhausted, budget_reason(budget.exhausted)};
+    }
+  }
+  v.path_search.name_constraint_comparisons =
+      detail::RuleBudget{}.name_constraint_comparisons - rule_budget.name_constraint_comparisons;
+
   for (const auto& r : path->problems) {
     if (gap_problem && is_issuer_problem(r.code)) continue;
     v.errors.push_back(describe(r, presented, now));
   }
+  if (budget_problem) v.errors.push_back(*budget_problem);
   // A gap completed from the AIA URL still counts as a path to a trust anchor.
   v.trusted = path->ran && v.errors.empty() && (!gap_problem || completed);
   v.completed_by_aia = v.trusted && completed;
@@ -951,15 +1145,8 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
                               network_deadline);
   }
 
-  // The profile's rules, over the path as far as it was built.
-  detail::PathView view;
-  for (int i = 0; i < sk_X509_num(path->chain.get()); ++i) {
-    view.certs.push_back(sk_X509_value(path->chain.get(), i));
-  }
-  view.anchored = path->anchored;
-  view.purpose = options.purpose;
-  detail::RuleBudget budget;
-  detail::apply_profile(v, detail::check_rules(view, budget), options.profile, name_by_cn);
+  // The profile's rules, over the chosen path as far as it was built.
+  detail::apply_profile(v, findings, options.profile, name_by_cn);
 
   v.chain_issues = find_chain_issues(presented, handles, path->chain.get(), now);
   for (const auto& e : v.errors) {

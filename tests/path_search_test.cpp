@@ -1,0 +1,552 @@
+// Path building: when the first path OpenSSL builds fails, verify_chain tries the others
+// (issuers from the peer, the trust store and AIA) and reports the one it chose and the ones it
+// rejected; hostile sets of certificates (hundreds of same-name issuers, cycles, cross-sign
+// meshes) end with a clear verdict within the work budget. Every certificate is made here, at
+// test time, with OpenSSL's API: P-256 keys, so hundreds of them cost milliseconds.
+
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+#include <openssl/x509v3.h>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "getcert/certificate.hpp"
+#include "getcert/verify.hpp"
+#include "internal/owners.hpp"
+#include "support/cli_checks.hpp"
+#include "support/commands.hpp"
+#include "support/files.hpp"
+
+using getcert::Certificate;
+using getcert::ProblemCode;
+using getcert::Verification;
+using getcert::VerifyOptions;
+using getcert::internal::EvpPkeyPtr;
+using getcert::internal::X509Ptr;
+using getcert::test::TempDir;
+using Json = nlohmann::json;
+
+namespace {
+
+const std::int64_t kNow = static_cast<std::int64_t>(std::time(nullptr));
+constexpr std::int64_t kDay = 86400;
+
+EvpPkeyPtr new_key() {
+  EvpPkeyPtr key(EVP_EC_gen("P-256"));
+  REQUIRE(key);
+  return key;
+}
+
+// A key identifier the way CAs compute one: the SHA-1 of the key (here of its whole SPKI).
+std::vector<unsigned char> key_id(EVP_PKEY* key) {
+  unsigned char* der = nullptr;
+  const int n = i2d_PUBKEY(key, &der);
+  const getcert::internal::OpensslBytes owned(der);
+  REQUIRE(n > 0);
+  std::vector<unsigned char> id(SHA_DIGEST_LENGTH);
+  SHA1(der, static_cast<std::size_t>(n), id.data());
+  return id;
+}
+
+struct CertSpec {
+  std::string subject;  // CN
+  std::string issuer;   // CN of the issuer
+  EVP_PKEY* key = nullptr;
+  EVP_PKEY* signer = nullptr;
+  bool ca = true;
+  std::int64_t not_before = kNow - kDay;
+  std::int64_t not_after = kNow + 30 * kDay;
+  std::string name_constraints;  // "permitted;DNS:other.test"; empty = none
+  std::string san;               // leaf only: "DNS:host.test"
+};
+
+void add_ext(X509* cert, int nid, const std::string& value) {
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, nullptr, cert, nullptr, nullptr, 0);
+  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str());
+  REQUIRE(ext != nullptr);
+  const int added = X509_add_ext(cert, ext, -1);
+  X509_EXTENSION_free(ext);
+  REQUIRE(added == 1);
+}
+
+void add_key_id(X509* cert, int nid, EVP_PKEY* key) {
+  const auto id = key_id(key);
+  getcert::internal::Asn1OctetStringPtr os(ASN1_OCTET_STRING_new());
+  REQUIRE(ASN1_OCTET_STRING_set(os.get(), id.data(), static_cast<int>(id.size())) == 1);
+  if (nid == NID_subject_key_identifier) {
+    REQUIRE(X509_add1_ext_i2d(cert, nid, os.get(), 0, 0) == 1);
+    return;
+  }
+  getcert::internal::AuthorityKeyIdPtr akid(AUTHORITY_KEYID_new());
+  akid->keyid = os.release();
+  REQUIRE(X509_add1_ext_i2d(cert, nid, akid.get(), 0, 0) == 1);
+}
+
+CertSpec spec(const std::string& subject, const std::string& issuer, EVP_PKEY* key,
+              EVP_PKEY* signer) {
+  CertSpec s;
+  s.subject = subject;
+  s.issuer = issuer;
+  s.key = key;
+  s.signer = signer;
+  return s;
+}
+
+X509Ptr make_cert(const CertSpec& s) {
+  static long serial = 1000;
+  X509Ptr cert(X509_new());
+  REQUIRE(X509_set_version(cert.get(), 2) == 1);
+  ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), ++serial);
+  auto set_cn = [](X509_NAME* name, const std::string& cn) {
+    REQUIRE(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
+                                       reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1,
+                                       0) == 1);
+  };
+  set_cn(X509_get_subject_name(cert.get()), s.subject);
+  set_cn(X509_get_issuer_name(cert.get()), s.issuer);
+  REQUIRE(ASN1_TIME_set(X509_getm_notBefore(cert.get()), static_cast<time_t>(s.not_before)));
+  REQUIRE(ASN1_TIME_set(X509_getm_notAfter(cert.get()), static_cast<time_t>(s.not_after)));
+  REQUIRE(X509_set_pubkey(cert.get(), s.key) == 1);
+  if (s.ca) {
+    add_ext(cert.get(), NID_basic_constraints, "critical,CA:TRUE");
+    add_ext(cert.get(), NID_key_usage, "critical,keyCertSign,cRLSign");
+    add_key_id(cert.get(), NID_subject_key_identifier, s.key);
+  } else {
+    add_ext(cert.get(), NID_basic_constraints, "critical,CA:FALSE");
+    add_ext(cert.get(), NID_key_usage, "critical,digitalSignature");
+    add_ext(cert.get(), NID_ext_key_usage, "serverAuth");
+    add_ext(cert.get(), NID_subject_alt_name, s.san);
+  }
+  if (s.key != s.signer) add_key_id(cert.get(), NID_authority_key_identifier, s.signer);
+  if (!s.name_constraints.empty()) {
+    add_ext(cert.get(), NID_name_constraints, "critical," + s.name_constraints);
+  }
+  REQUIRE(X509_sign(cert.get(), s.signer, EVP_sha256()) > 0);
+  return cert;
+}
+
+Certificate model(const X509Ptr& cert) {
+  unsigned char* der = nullptr;
+  const int n = i2d_X509(cert.get(), &der);
+  const getcert::internal::OpensslBytes owned(der);
+  REQUIRE(n > 0);
+  auto c = getcert::parse_certificate_der(std::vector<std::uint8_t>(der, der + n));
+  REQUIRE(c);
+  return *c;
+}
+
+// A self-signed root and a server leaf for host.test issued under the CN `issuer` by `signer`.
+struct Pki {
+  EvpPkeyPtr root_key = new_key();
+  X509Ptr root = make_cert(spec("Path Root", "Path Root", root_key.get(), root_key.get()));
+  EvpPkeyPtr leaf_key = new_key();
+};
+
+X509Ptr leaf_under(const Pki& pki, const std::string& issuer, EVP_PKEY* signer) {
+  CertSpec s = spec("host.test", issuer, pki.leaf_key.get(), signer);
+  s.ca = false;
+  s.san = "DNS:host.test";
+  return make_cert(s);
+}
+
+X509Ptr intermediate(const std::string& subject, EVP_PKEY* key, const std::string& issuer,
+                     EVP_PKEY* signer, const std::string& name_constraints = "") {
+  CertSpec s = spec(subject, issuer, key, signer);
+  s.name_constraints = name_constraints;
+  return make_cert(s);
+}
+
+std::string write_store(const TempDir& dir, const std::string& file,
+                        const std::vector<const X509Ptr*>& certs) {
+  std::vector<Certificate> models;
+  models.reserve(certs.size());
+  for (const auto* c : certs) models.push_back(model(*c));
+  getcert::test::write_file(dir / file, getcert::to_pem(models));
+  return dir / file;
+}
+
+VerifyOptions options_for(const std::string& ca_file) {
+  VerifyOptions o;
+  o.trust.ca_file = ca_file;
+  o.name = "host.test";
+  o.fetch_missing = false;
+  return o;
+}
+
+Verification verify(const std::vector<const X509Ptr*>& presented, const VerifyOptions& o) {
+  std::vector<Certificate> chain;
+  chain.reserve(presented.size());
+  for (const auto* c : presented) chain.push_back(model(*c));
+  const auto started = std::chrono::steady_clock::now();
+  auto v = getcert::verify_chain(chain, o);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  REQUIRE(v);
+  // Printed, not asserted: the budget counters below are what bounds the work.
+  WARN("verify_chain took " << took.count() << " ms; path search: " << v->path_search.build_calls
+                            << " build calls, " << v->path_search.signature_checks
+                            << " signature checks, " << v->path_search.candidate_paths
+                            << " candidate paths");
+  return *v;
+}
+
+bool has_code(const std::vector<getcert::VerifyProblem>& problems, ProblemCode code) {
+  return std::any_of(problems.begin(), problems.end(),
+                     [&](const getcert::VerifyProblem& p) { return p.code == code; });
+}
+
+std::string codes(const Verification& v) {
+  std::string out;
+  for (const auto& e : v.errors) {
+    out += "[" + std::to_string(e.depth) + "] " + std::string(to_string(e.code)) + ": " + e.reason +
+           "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an intermediate that breaks a name constraint gives way to a good one of the same key",
+          "[verify]") {
+  TempDir dir;
+  Pki pki;
+  const EvpPkeyPtr int_key = new_key();
+  // Same name, same key, same issuer: a re-issue that lost the constraint.
+  const X509Ptr bad = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get(),
+                                   "permitted;DNS:other.test");
+  const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
+  const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+  const auto o = options_for(write_store(dir, "root.pem", {&pki.root}));
+
+  SECTION("with the good one also sent, the chosen path runs through it") {
+    // OpenSSL takes the first issuer that is valid now, the constrained one.
+    const auto v = verify({&leaf, &bad, &good}, o);
+    INFO(codes(v));
+    CHECK(v.ok);
+    CHECK(v.path_search.ran);
+    REQUIRE(v.verified_chain.size() == 3);
+    CHECK(v.verified_chain[1].sha256 == model(good).sha256);
+    REQUIRE(v.rejected_paths.size() == 1);
+    const auto& rejected = v.rejected_paths.front();
+    REQUIRE(rejected.chain.size() == 3);
+    CHECK(rejected.chain[1].sha256 == model(bad).sha256);
+    CHECK(has_code(rejected.problems, ProblemCode::name_constraint_violation));
+  }
+  SECTION("under the openssl profile, OpenSSL's first path is the answer: no search") {
+    auto first_only = o;
+    first_only.profile = getcert::Profile::openssl;
+    const auto v = verify({&leaf, &bad, &good}, first_only);
+    INFO(codes(v));
+    CHECK_FALSE(v.ok);
+    CHECK_FALSE(v.path_search.ran);
+    CHECK(has_code(v.errors, ProblemCode::name_constraint_violation));
+  }
+  SECTION("without it, invalid, for the constraint") {
+    const auto v = verify({&leaf, &bad}, o);
+    INFO(codes(v));
+    CHECK_FALSE(v.ok);
+    CHECK(v.path_search.ran);
+    CHECK_FALSE(v.path_search.budget_exhausted);
+    CHECK(has_code(v.errors, ProblemCode::name_constraint_violation));
+    CHECK(v.verified_chain.empty());
+  }
+}
+
+TEST_CASE("an expired copy of the intermediate in the trust store gives way to the peer's good one",
+          "[verify]") {
+  TempDir dir;
+  Pki pki;
+  const EvpPkeyPtr int_key = new_key();
+  CertSpec old = spec("Path CA", "Path Root", int_key.get(), pki.root_key.get());
+  old.not_before = kNow - 400 * kDay;
+  old.not_after = kNow - 10 * kDay;
+  const X509Ptr expired = make_cert(old);
+  const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
+  const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+
+  // OpenSSL looks in the trust store first and keeps the expired copy it finds there.
+  const auto v =
+      verify({&leaf, &good}, options_for(write_store(dir, "ca.pem", {&pki.root, &expired})));
+  INFO(codes(v));
+  CHECK(v.ok);
+  REQUIRE(v.verified_chain.size() == 3);
+  CHECK(v.verified_chain[1].sha256 == model(good).sha256);
+  CHECK(v.verified_chain[2].sha256 == model(pki.root).sha256);
+  REQUIRE_FALSE(v.rejected_paths.empty());
+  CHECK(v.rejected_paths.front().chain[1].sha256 == model(expired).sha256);
+  CHECK(has_code(v.rejected_paths.front().problems, ProblemCode::expired));
+
+  SECTION("without the good one, invalid: expired") {
+    const auto alone =
+        verify({&leaf}, options_for(write_store(dir, "ca2.pem", {&pki.root, &expired})));
+    INFO(codes(alone));
+    CHECK_FALSE(alone.ok);
+    CHECK(has_code(alone.errors, ProblemCode::expired));
+  }
+}
+
+TEST_CASE("a peer's bad intermediate with a good copy in the trust store: the store's copy",
+          "[verify]") {
+  TempDir dir;
+  Pki pki;
+  const EvpPkeyPtr int_key = new_key();
+  const X509Ptr bad = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get(),
+                                   "permitted;DNS:other.test");
+  const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
+  const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+  // OpenSSL looks in the trust store first, so its first path already runs through the good
+  // copy: no search is needed, and the peer's copy (same name and key) counts as sent.
+  const auto v = verify({&leaf, &bad}, options_for(write_store(dir, "ca.pem", {&pki.root, &good})));
+  INFO(codes(v));
+  CHECK(v.ok);
+  CHECK_FALSE(v.path_search.ran);
+  REQUIRE(v.verified_chain.size() == 3);
+  CHECK(v.verified_chain[1].sha256 == model(good).sha256);
+}
+
+TEST_CASE("hundreds of intermediates with the leaf's issuer name: the signature budget ends it",
+          "[verify]") {
+  TempDir dir;
+  Pki pki;
+  std::vector<EvpPkeyPtr> keys;
+  std::vector<X509Ptr> decoys;
+  for (int i = 0; i < 300; ++i) {
+    keys.push_back(new_key());
+    decoys.push_back(
+        intermediate("Same Name CA", keys.back().get(), "Path Root", pki.root_key.get()));
+  }
+  // Signed by a key none of them holds: every one is a candidate by name, and only a
+  // signature check tells it is not the issuer.
+  const EvpPkeyPtr other = new_key();
+  CertSpec s = spec("host.test", "Same Name CA", pki.leaf_key.get(), pki.leaf_key.get());
+  s.ca = false;
+  s.san = "DNS:host.test";
+  s.signer = other.get();
+  const X509Ptr leaf = make_cert(s);
+  std::vector<const X509Ptr*> presented{&leaf};
+  for (const auto& d : decoys) presented.push_back(&d);
+
+  const auto v = verify(presented, options_for(write_store(dir, "root.pem", {&pki.root})));
+  INFO(codes(v));
+  CHECK_FALSE(v.ok);
+  CHECK(v.path_search.ran);
+  CHECK(v.path_search.budget_exhausted);
+  CHECK(v.path_search.signature_checks == 100);
+  CHECK(v.path_search.candidate_paths == 0);
+  CHECK(has_code(v.errors, ProblemCode::budget_exhausted));
+}
+
+TEST_CASE("a cycle (A signs B, B signs A) ends at once with the missing issuer", "[verify]") {
+  TempDir dir;
+  Pki pki;
+  const EvpPkeyPtr a_key = new_key();
+  const EvpPkeyPtr b_key = new_key();
+  const X509Ptr a = intermediate("Loop A", a_key.get(), "Loop B", b_key.get());
+  const X509Ptr b = intermediate("Loop B", b_key.get(), "Loop A", a_key.get());
+  const X509Ptr leaf = leaf_under(pki, "Loop A", a_key.get());
+
+  const auto v = verify({&leaf, &a, &b}, options_for(write_store(dir, "root.pem", {&pki.root})));
+  INFO(codes(v));
+  CHECK_FALSE(v.ok);
+  CHECK(v.path_search.ran);
+  CHECK_FALSE(v.path_search.budget_exhausted);
+  CHECK(v.path_search.candidate_paths == 0);
+  CHECK(v.path_search.signature_checks <= 4);
+  CHECK(v.rejected_paths.empty());  // no path reaches an anchor
+  CHECK_FALSE(v.errors.empty());
+}
+
+TEST_CASE("a cross-sign mesh: every path judged is rejected with its reason, within the budget",
+          "[verify]") {
+  TempDir dir;
+  Pki pki;
+  constexpr std::size_t kWidth = 4;
+  std::vector<EvpPkeyPtr> upper_keys;
+  std::vector<EvpPkeyPtr> lower_keys;
+  std::vector<X509Ptr> certs;
+  for (std::size_t i = 0; i < kWidth; ++i) {
+    upper_keys.push_back(new_key());
+    lower_keys.push_back(new_key());
+  }
+  for (std::size_t i = 0; i < kWidth; ++i) {
+    certs.push_back(
+        intermediate("Mesh Upper", upper_keys[i].get(), "Path Root", pki.root_key.get()));
+    // Every lower CA is cross-signed by every upper one, and each copy is constrained away from
+    // the leaf's name: every path fails the same way.
+    for (std::size_t j = 0; j < kWidth; ++j) {
+      certs.push_back(intermediate("Mesh Lower", lower_keys[i].get(), "Mesh Upper",
+                                   upper_keys[j].get(), "permitted;DNS:other.test"));
+    }
+  }
+  const X509Ptr leaf = leaf_under(pki, "Mesh Lower", lower_keys[0].get());
+  std::vector<const X509Ptr*> presented{&leaf};
+  for (const auto& c : certs) presented.push_back(&c);
+
+  const auto v = verify(presented, options_for(write_store(dir, "root.pem", {&pki.root})));
+  INFO(codes(v));
+  CHECK_FALSE(v.ok);
+  CHECK(has_code(v.errors, ProblemCode::name_constraint_violation));
+  // The leaf's key identifier picks the four copies of its issuer; each has one upper issuer.
+  CHECK(v.path_search.candidate_paths == kWidth - 1);
+  REQUIRE(v.rejected_paths.size() == kWidth);
+  for (const auto& r : v.rejected_paths) {
+    CHECK(r.chain.size() == 4);
+    CHECK(has_code(r.problems, ProblemCode::name_constraint_violation));
+  }
+}
+
+TEST_CASE("a mesh of more failing paths than the budget judges ends at 16 candidate paths",
+          "[verify]") {
+  TempDir dir;
+  Pki pki;
+  constexpr std::size_t kWidth = 5;
+  // The leaf's issuer exists in five copies (one key), each signed by another CA "Middle I",
+  // and each of those in five re-issued copies under one upper CA: 25 complete paths, each
+  // through a lower copy constrained away from the leaf's name. Names and key identifiers
+  // single out the real issuers, so the signature checks go to the paths themselves.
+  const EvpPkeyPtr lower_key = new_key();
+  const EvpPkeyPtr upper_key = new_key();
+  std::vector<EvpPkeyPtr> middle_keys;
+  std::vector<X509Ptr> certs;
+  certs.push_back(intermediate("Upper", upper_key.get(), "Path Root", pki.root_key.get()));
+  for (std::size_t i = 0; i < kWidth; ++i) {
+    middle_keys.push_back(new_key());
+    const std::string middle = "Middle " + std::to_string(i);
+    certs.push_back(intermediate("Lower", lower_key.get(), middle, middle_keys[i].get(),
+                                 "permitted;DNS:other.test"));
+    for (std::size_t j = 0; j < kWidth; ++j) {
+      certs.push_back(intermediate(middle, middle_keys[i].get(), "Upper", upper_key.get()));
+    }
+  }
+  const X509Ptr leaf = leaf_under(pki, "Lower", lower_key.get());
+  std::vector<const X509Ptr*> presented{&leaf};
+  for (const auto& c : certs) presented.push_back(&c);
+
+  const auto v = verify(presented, options_for(write_store(dir, "root.pem", {&pki.root})));
+  INFO(codes(v));
+  CHECK_FALSE(v.ok);
+  CHECK(v.path_search.budget_exhausted);
+  CHECK(v.path_search.signature_checks < 100);
+  CHECK(v.path_search.candidate_paths == 16);
+  CHECK(v.rejected_paths.size() == 17);  // the first path and the 16 judged after it
+  CHECK(has_code(v.errors, ProblemCode::budget_exhausted));
+  CHECK(has_code(v.errors, ProblemCode::name_constraint_violation));
+}
+
+TEST_CASE("a mesh that never reaches an anchor exhausts the signature budget", "[verify]") {
+  TempDir dir;
+  Pki pki;
+  constexpr std::size_t kWidth = 4;
+  constexpr std::size_t kLevels = 6;
+  // Level k's CAs ("Level k", one key each) are cross-signed by every CA of level k+1; the top
+  // level names an issuer nobody holds. 4^6 paths, none complete.
+  std::vector<std::vector<EvpPkeyPtr>> keys(kLevels + 1);
+  for (auto& level : keys) {
+    for (std::size_t i = 0; i < kWidth; ++i) level.push_back(new_key());
+  }
+  std::vector<X509Ptr> certs;
+  for (std::size_t k = 0; k < kLevels; ++k) {
+    for (std::size_t i = 0; i < kWidth; ++i) {
+      for (std::size_t j = 0; j < kWidth; ++j) {
+        certs.push_back(intermediate("Level " + std::to_string(k), keys[k][i].get(),
+                                     "Level " + std::to_string(k + 1), keys[k + 1][j].get()));
+      }
+    }
+  }
+  const X509Ptr leaf = leaf_under(pki, "Level 0", keys[0][0].get());
+  std::vector<const X509Ptr*> presented{&leaf};
+  for (const auto& c : certs) presented.push_back(&c);
+
+  const auto v = verify(presented, options_for(write_store(dir, "root.pem", {&pki.root})));
+  INFO(codes(v));
+  CHECK_FALSE(v.ok);
+  CHECK(v.path_search.budget_exhausted);
+  CHECK(v.path_search.signature_checks == 100);
+  CHECK(has_code(v.errors, ProblemCode::budget_exhausted));
+}
+
+TEST_CASE("a chain deeper than max_depth is refused, whatever other paths exist", "[verify]") {
+  TempDir dir;
+  Pki pki;
+  constexpr int kDepth = 5;
+  std::vector<EvpPkeyPtr> keys;
+  std::vector<X509Ptr> chain;
+  std::string issuer = "Path Root";
+  EVP_PKEY* signer = pki.root_key.get();
+  for (int i = 0; i < kDepth; ++i) {
+    keys.push_back(new_key());
+    const std::string name = "Deep CA " + std::to_string(i);
+    chain.push_back(intermediate(name, keys.back().get(), issuer, signer));
+    issuer = name;
+    signer = keys.back().get();
+  }
+  const X509Ptr leaf = leaf_under(pki, issuer, signer);
+  std::vector<const X509Ptr*> presented{&leaf};
+  // Sent in order: the leaf's issuer first, up to the root's child.
+  for (std::size_t i = chain.size(); i > 0; --i) presented.push_back(&chain[i - 1]);
+  auto o = options_for(write_store(dir, "root.pem", {&pki.root}));
+
+  o.max_depth = kDepth - 2;
+  const auto deep = verify(presented, o);
+  INFO(codes(deep));
+  CHECK_FALSE(deep.ok);
+  CHECK(has_code(deep.errors, ProblemCode::chain_too_long));
+  CHECK(deep.verified_chain.empty());
+
+  o.max_depth = kDepth;
+  CHECK(verify(presented, o).ok);
+}
+
+TEST_CASE("a first path that verifies costs no search", "[verify]") {
+  TempDir dir;
+  Pki pki;
+  const EvpPkeyPtr int_key = new_key();
+  const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
+  const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+  const auto v = verify({&leaf, &good}, options_for(write_store(dir, "root.pem", {&pki.root})));
+  CHECK(v.ok);
+  CHECK_FALSE(v.path_search.ran);
+  CHECK(v.path_search.build_calls == 0);
+  CHECK(v.rejected_paths.empty());
+}
+
+TEST_CASE("getcert show: -o json and -v list the rejected path and why", "[cli]") {
+  TempDir dir;
+  Pki pki;
+  const EvpPkeyPtr int_key = new_key();
+  const X509Ptr bad = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get(),
+                                   "permitted;DNS:other.test");
+  const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
+  const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+  const std::string root = write_store(dir, "root.pem", {&pki.root});
+  const std::string chain = write_store(dir, "chain.pem", {&leaf, &bad, &good});
+
+  const auto json = getcert::test::run_getcert(
+      {"show", chain, "--verify", "--ca-file", root, "--host", "host.test", "-o", "json"});
+  INFO(json.err);
+  REQUIRE(json.exit_code == 0);
+  const Json doc = Json::parse(json.out);
+  const Json& verification = doc.at("verification");
+  CHECK(verification.at("verdict") == "valid");
+  CHECK(verification.at("path_search").at("ran") == true);
+  REQUIRE(verification.at("rejected_paths").size() == 1);
+  const Json& rejected = verification.at("rejected_paths").at(0);
+  CHECK(rejected.at("chain").at(1).at("sha256") == model(bad).sha256);
+  CHECK(rejected.at("problems").at(0).at("code") == "name_constraint_violation");
+  CHECK(doc.at("verified_chain").at(1).at("sha256") == model(good).sha256);
+
+  const auto verbose = getcert::test::run_getcert(
+      {"-v", "show", chain, "--verify", "--ca-file", root, "--host", "host.test", "-o", "text"});
+  REQUIRE(verbose.exit_code == 0);
+  CHECK_THAT(verbose.out + verbose.err, Catch::Matchers::Contains("rejected path") &&
+                                            Catch::Matchers::Contains("name_constraint_violation"));
+}
