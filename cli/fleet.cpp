@@ -301,7 +301,7 @@ class Progress {
          << (total_ ? std::to_string(*total_) : std::string("?")) << " done, ";
     line.precision(1);
     line << std::fixed << rate << "/s, " << tally.failed << " failed";
-    if (total_ && rate > 0 && *total_ >= tally.done) {
+    if (total_ && rate > 0 && *total_ > tally.done) {  // nothing left: no ETA
       line << ", ETA " << duration_text(static_cast<double>(*total_ - tally.done) / rate);
     }
     term_.err << line.str() << std::flush;
