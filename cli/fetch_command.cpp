@@ -311,6 +311,12 @@ class FetchCommand final : public Command {
     // nothing (an unreachable host, a full disk) leaves no empty folder behind.
     if (auto ok = check_out_dir(); !ok) return report_error(term, global, ok.error());
     const bool several = is_fleet_run(args_.fleet, endpoints.size());
+    if (args_.fleet.baseline && args_.format != Format::json && args_.format != Format::csv &&
+        args_.format != Format::prometheus) {
+      return report_error(term, global,
+                          Error(Errc::invalid_argument,
+                                "--baseline reports changes in -o json, -o csv or -o prometheus"));
+    }
     if (several && !args_.out_dir.empty()) {
       for (std::size_t i = 0; i < endpoints.size(); ++i) {
         if (auto ok = claim_folder(args_.targets[i], endpoints[i], i); !ok) {
@@ -329,13 +335,24 @@ class FetchCommand final : public Command {
           args_.format == Format::prometheus                            ? FleetOutput::prometheus
           : args_.format == Format::pem || args_.format == Format::text ? FleetOutput::blocks
                                                                         : FleetOutput::stream,
-          [&](Terminal& out, const ManyResult& r) {
-            return render_one(out, global, r.input, r.endpoint, r.result, *options, true, r.index);
+          [&](Terminal& out, const ManyResult& r, const Change* change) {
+            return render_one(out, global, r.input, r.endpoint, r.result, *options, true, r.index,
+                              change);
           },
           // --out-dir files are checked for existence, then written: one target at a time.
           args_.out_dir.empty(),
           {},
-          args_.format == Format::csv ? csv_header() : std::string()};
+          args_.format == Format::csv ? csv_header(args_.fleet.baseline.has_value())
+                                      : std::string(),
+          [this](Terminal& out, const GoneEntry& gone) {
+            if (args_.format == Format::csv) {
+              out.out << csv_gone_row(gone);
+            } else if (args_.format == Format::json) {
+              Json j{{"schema", kJsonSchema}, {"input", gone.input}, {"change", "gone"}};
+              if (!gone.previous_sha256.empty()) j["previous_sha256"] = gone.previous_sha256;
+              out.out << json_text(j, false) << "\n";
+            }
+          }};
       if (!args_.out_dir.empty()) {
         // Targets from lists claim their folder in input order, as they are taken: of two that
         // need one folder, the later always fails (exit 2), whichever finishes first.
@@ -466,13 +483,17 @@ class FetchCommand final : public Command {
   int render_one(Terminal& term, const GlobalOptions& global, const std::string& input,
                  const Endpoint& endpoint, const Result<FetchResult>& result,
                  const FetchOptions& options, bool several,
-                 std::optional<std::uint64_t> index = std::nullopt) {
+                 std::optional<std::uint64_t> index = std::nullopt,
+                 const Change* change = nullptr) {
     const std::int64_t now = options.verify.at_time.value_or(std::time(nullptr));
-    if (args_.format == Format::csv) term.out << csv_row(input, endpoint, result, now);
+    if (args_.format == Format::csv) term.out << csv_row(input, endpoint, result, now, change);
     if (!result) {
       const int rc = exit_code_for(result.error().code);
-      if (args_.format == Format::json)
-        term.out << json_text(error_json(input, result.error(), rc), false) << "\n";
+      if (args_.format == Format::json) {
+        Json report = error_json(input, result.error(), rc);
+        add_change(report, change);
+        term.out << json_text(report, false) << "\n";
+      }
       return report_error(term, global, result.error());
     }
     const bool verified = result->verification.ok;
@@ -500,6 +521,7 @@ class FetchCommand final : public Command {
       const bool pretty = term.stdout_is_tty && !several;
       Json report = fetch_json(*result, now, global.verbosity > 0);
       report["input"] = input;  // the target as written, as error objects carry it
+      add_change(report, change);
       term.out << json_text(report, pretty) << "\n";
     } else if (args_.format == Format::text) {
       term.out << fetch_text(*result, now) << (several ? "\n" : "");
@@ -541,6 +563,14 @@ class FetchCommand final : public Command {
                             ? result->presented_chain
                             : result->verification.verified_chain;
     return check_expiry(term, where, chain, now, settings_, args_.verify.expires_in);
+  }
+
+  // --baseline: what changed, and the baseline's leaf when it had one.
+  static void add_change(Json& report, const Change* change) {
+    if (change == nullptr) return;
+    report["change"] = std::string(to_string(change->kind));
+    if (!change->previous_sha256.empty()) report["previous_sha256"] = change->previous_sha256;
+    if (!change->previous_input.empty()) report["previous_input"] = change->previous_input;
   }
 
   // --out-dir, when it exists already, must be a folder: found before any packet is sent.

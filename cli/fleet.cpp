@@ -75,6 +75,8 @@ constexpr std::size_t kMaxLineBytes = 4096;
 // The rest of an over-long line is skipped up to here; a "line" longer still (-f /dev/zero, a
 // binary file given by mistake) is no list of targets, and skipping it could take forever.
 constexpr std::size_t kMaxSkipBytes = std::size_t{1} << 20;
+// Unusable baseline lines reported one by one; the rest as a count.
+constexpr std::size_t kMaxBaselineProblemLines = 20;
 // How often a read that waits for a slow producer (a pipe on stdin) looks at Ctrl-C.
 constexpr int kPollMillis = 100;
 
@@ -209,6 +211,9 @@ std::string duration_text(double seconds) {
 // Counts, the exit-code rule and the earliest expiry, updated once per result.
 struct Tally {
   std::uint64_t done = 0;
+  bool with_changes = false;                              // --baseline
+  std::array<std::uint64_t, kChangeKindCount> changes{};  // by ChangeKind
+  std::size_t baseline_problems = 0;
   std::uint64_t failed = 0;
   std::array<std::uint64_t, kOutcomeCount> outcomes{};  // by Outcome
   std::optional<std::uint64_t> first_failure_index;
@@ -255,6 +260,20 @@ struct Tally {
               (*earliest_expiry < now ? " (expired)" : " (in " + std::to_string(days) + " days)") +
               " at " + escape_untrusted(earliest_input);
     }
+    if (!with_changes) return line;
+    line += "; changes:";
+    first = true;
+    for (std::size_t i = 0; i < kChangeKindCount; ++i) {
+      if (changes[i] == 0) continue;
+      line += (first ? " " : ", ") + std::to_string(changes[i]) + " " +
+              std::string(to_string(static_cast<ChangeKind>(i)));
+      first = false;
+    }
+    if (first) line += " none";
+    if (baseline_problems > 0) {
+      line += " (" + std::to_string(baseline_problems) + " baseline " +
+              (baseline_problems == 1 ? "line" : "lines") + " not used)";
+    }
     return line;
   }
 };
@@ -282,7 +301,7 @@ class Progress {
          << (total_ ? std::to_string(*total_) : std::string("?")) << " done, ";
     line.precision(1);
     line << std::fixed << rate << "/s, " << tally.failed << " failed";
-    if (total_ && rate > 0 && *total_ >= tally.done) {
+    if (total_ && rate > 0 && *total_ > tally.done) {  // nothing left: no ETA
       line << ", ETA " << duration_text(static_cast<double>(*total_ - tally.done) / rate);
     }
     term_.err << line.str() << std::flush;
@@ -341,10 +360,16 @@ void add_fleet_options(CLI::App* cmd, FleetArgs& args) {
   cmd->add_option("--shard", args.shard,
                   "Take every N-th target starting at the I-th (I/N, 1 <= I <= N), so N runs "
                   "split one list without coordination");
+  cmd->add_option("--baseline", args.baseline,
+                  "Compare with FILE, the output of an earlier -o json run: each result gets a "
+                  "change (new, gone, failed, rekeyed, issuer_changed, names_changed, "
+                  "chain_changed, renewed, unchanged); with -o json, csv or prometheus")
+      ->type_name("FILE");
 }
 
 bool is_fleet_run(const FleetArgs& args, std::size_t positional_targets) {
-  return !args.target_files.empty() || positional_targets > 1 || args.shard.has_value();
+  return !args.target_files.empty() || positional_targets > 1 || args.shard.has_value() ||
+         args.baseline.has_value();
 }
 
 Result<Shard> parse_shard(const std::string& text) {
@@ -571,14 +596,41 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
   auto list = TargetList::open(run.positional, run.args.target_files, *shard, term.in, term.in_fd);
   if (!list) return report_error(term, global, list.error());
 
+  std::optional<Baseline> baseline;
+  Tally tally;
+  if (run.args.baseline) {
+    auto loaded = Baseline::load(*run.args.baseline);
+    if (!loaded) return report_error(term, global, loaded.error());
+    baseline.emplace(std::move(*loaded));
+    tally.with_changes = true;
+    tally.baseline_problems = baseline->problems().size();
+    // One line each, so nothing is dropped unseen; a file of junk gives a count, not a flood.
+    std::size_t shown = 0;
+    for (const auto& problem : baseline->problems()) {
+      if (shown++ == kMaxBaselineProblemLines) {
+        report_warning(term, "baseline '" + *run.args.baseline +
+                                 "': " + std::to_string(baseline->problems().size() - shown + 1) +
+                                 " more lines not used");
+        break;
+      }
+      report_warning(term, "baseline '" + *run.args.baseline + "' line " +
+                               std::to_string(problem.line) + ": " + problem.reason + "; not used");
+    }
+  }
+
   const bool show_progress = term.stderr_is_tty && !global.quiet;
   Progress progress(term, show_progress);
-  if (show_progress && list->rereadable()) {
-    // Counting first costs one more pass over the files, never more memory.
+  if ((show_progress || baseline) && list->rereadable()) {
+    // Counting first costs one more pass over the files, never more memory. With a baseline
+    // the same pass marks which of its entries are in this run, so a renamed target is never
+    // matched to an entry whose own target is still to come.
     auto counter = TargetList::open(run.positional, run.args.target_files, *shard, term.in);
     if (counter) {
       std::uint64_t total = 0;
-      while (counter->next()) ++total;
+      while (auto target = counter->next()) {
+        ++total;
+        if (baseline) baseline->note_in_run(*target);
+      }
       progress.set_total(total);
     }
   }
@@ -592,8 +644,8 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
   options.serialize_results = !run.render_is_reentrant;
 
   std::mutex screen;  // the terminal: results and the progress ticker take turns
-  Tally tally;
   PrometheusReport prometheus;
+  if (baseline) prometheus.track_changes();
   const auto started = Clock::now();
 
   std::optional<Ticker> ticker;
@@ -604,9 +656,12 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
     std::ostringstream out;
     std::ostringstream err;
     Terminal buffered{term.in, out, err, false, term.stdout_is_tty, term.stderr_is_tty};
-    const int rc = run.render(buffered, r);
+    std::optional<Change> change;
+    if (baseline) change = baseline->classify(r);
+    const int rc = run.render(buffered, r, change ? &*change : nullptr);
     const std::lock_guard<std::mutex> lock(screen);
-    if (run.output == FleetOutput::prometheus) prometheus.add(r);
+    if (run.output == FleetOutput::prometheus) prometheus.add(r, change ? &*change : nullptr);
+    if (change) ++tally.changes[static_cast<std::size_t>(change->kind)];
     progress.clear();
     // Logged here, under the screen lock, because the logger writes to the terminal itself.
     if (global.verbosity > 0) {
@@ -635,6 +690,7 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
   const auto next_target = [&]() -> std::optional<std::string> {
     if (InterruptHandler::interrupted() || output_lost.load()) return std::nullopt;
     auto target = list->next();
+    if (target && baseline) baseline->note_in_run(*target);
     if (target && run.on_next) run.on_next(taken, *target);
     ++taken;
     return target;
@@ -648,13 +704,27 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
   ticker.reset();
   progress.clear();
 
+  // Gone: only once the whole list was tried; after Ctrl-C, a failed stdout or an unreadable
+  // list, an entry not matched may just not have been reached.
+  if (baseline && !InterruptHandler::interrupted() && !output_lost.load() && !list->error()) {
+    for (const auto& gone : baseline->gone()) {
+      ++tally.changes[static_cast<std::size_t>(ChangeKind::gone)];
+      if (run.output == FleetOutput::prometheus) {
+        prometheus.add_gone(gone);
+      } else if (run.render_gone) {
+        run.render_gone(term, gone);
+      }
+    }
+    term.out.flush();
+  }
+
   if (run.output == FleetOutput::prometheus && !output_lost.load()) {
     term.out << prometheus.text();
     term.out.flush();
   }
   const bool interrupted = InterruptHandler::interrupted();
   const bool lost = output_lost.load();
-  if ((tally.done > 1 || interrupted || lost) && !global.quiet) {
+  if ((tally.done > 1 || interrupted || lost || baseline) && !global.quiet) {
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
     term.err << tally.summary(elapsed, run.fetch.verify.at_time.value_or(std::time(nullptr)))
              << (interrupted ? " (interrupted: the rest of the list was not tried)"

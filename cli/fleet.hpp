@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "baseline.hpp"
 #include "command.hpp"
 #include "getcert/fetch_many.hpp"
 
@@ -23,7 +24,8 @@ namespace getcert::cli {
 struct FleetArgs {
   std::vector<std::string> target_files;  // "-" = stdin
   std::size_t concurrency = 50;
-  std::optional<std::string> shard;  // "I/N"; unset = all (an empty --shard is an error)
+  std::optional<std::string> shard;     // "I/N"; unset = all (an empty --shard is an error)
+  std::optional<std::string> baseline;  // a previous -o json run: report what changed
 };
 
 void add_fleet_options(CLI::App* cmd, FleetArgs& args);
@@ -96,7 +98,8 @@ struct FleetRun {
   std::uint16_t default_port = 443;
   FleetOutput output = FleetOutput::stream;
   // Renders one result into term exactly as a single-target run would; returns its exit code.
-  std::function<int(Terminal& term, const ManyResult& result)> render;
+  // `change` is set when there is a baseline.
+  std::function<int(Terminal& term, const ManyResult& result, const Change* change)> render;
   // True when render may run for several results at once (it writes only into `term`).
   bool render_is_reentrant = false;
   // Called with each target as it is taken, in input order (index as in ManyResult::index),
@@ -104,6 +107,9 @@ struct FleetRun {
   std::function<void(std::uint64_t index, const std::string& target)> on_next;
   // Written to stdout once, before the first result (CSV's header row); may be empty.
   std::string header;
+  // With --baseline, renders an entry of the baseline that no target matched (after the last
+  // result; Prometheus needs none: its report carries them).
+  std::function<void(Terminal& term, const GoneEntry& gone)> render_gone;
 };
 
 // Runs every target; returns the exit code of the first failing target in input order (0 when

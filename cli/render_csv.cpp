@@ -53,14 +53,33 @@ std::string csv_text_cell(std::string_view text) {
   return quote ? '"' + out + '"' : out;
 }
 
-std::string csv_header() {
-  return join_row({"input", "host", "port", "address", "ok", "verdict", "problems", "tls_version",
-                   "cipher", "subject_cn", "issuer_cn", "not_before", "not_after", "days_left",
-                   "sha256", "error"});
+constexpr std::size_t kColumns = 16;  // without the --baseline columns
+
+std::string csv_header(bool with_change) {
+  std::vector<std::string> names{"input",     "host",       "port",      "address",
+                                 "ok",        "verdict",    "problems",  "tls_version",
+                                 "cipher",    "subject_cn", "issuer_cn", "not_before",
+                                 "not_after", "days_left",  "sha256",    "error"};
+  if (with_change) names.insert(names.end(), {"change", "previous_sha256"});
+  return join_row(names);
+}
+
+std::string csv_gone_row(const GoneEntry& gone) {
+  std::vector<std::string> cells(kColumns);
+  cells[0] = csv_text_cell(gone.input);
+  cells[4] = "false";
+  cells.emplace_back(to_string(ChangeKind::gone));
+  cells.push_back(csv_text_cell(gone.previous_sha256));
+  return join_row(cells);
 }
 
 std::string csv_row(const std::string& input, const Endpoint& endpoint,
-                    const Result<FetchResult>& result, std::int64_t now) {
+                    const Result<FetchResult>& result, std::int64_t now, const Change* change) {
+  const auto with_change = [change](std::vector<std::string>& cells) {
+    if (change == nullptr) return;
+    cells.emplace_back(to_string(change->kind));
+    cells.push_back(csv_text_cell(change->previous_sha256));
+  };
   // Cells getcert computed (numbers, true/false) need no escaping; every other goes through
   // csv_text_cell.
   std::vector<std::string> cells{csv_text_cell(input), csv_text_cell(endpoint.host),
@@ -68,6 +87,7 @@ std::string csv_row(const std::string& input, const Endpoint& endpoint,
   if (!result) {
     cells.insert(cells.end(), {"", "false", "", "", "", "", "", "", "", "", "", "",
                                csv_text_cell(result.error().message)});
+    with_change(cells);
     return join_row(cells);
   }
   const FetchResult& r = *result;
@@ -91,6 +111,7 @@ std::string csv_row(const std::string& input, const Endpoint& endpoint,
     cells.push_back(csv_text_cell(leaf.sha256));
   }
   cells.emplace_back();  // no error
+  with_change(cells);
   return join_row(cells);
 }
 

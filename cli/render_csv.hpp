@@ -8,17 +8,23 @@
 #include <string>
 #include <string_view>
 
+#include "baseline.hpp"
 #include "getcert/fetch_many.hpp"
 
 namespace getcert::cli {
 
-// The header row, CRLF-terminated.
-std::string csv_header();
+// The header row, CRLF-terminated. With --baseline two columns follow: change, previous_sha256.
+std::string csv_header(bool with_change = false);
 
 // The row of one target, CRLF-terminated: the leaf is the first certificate the server
 // presented; a target that failed has empty TLS and certificate cells and its error message.
 std::string csv_row(const std::string& input, const Endpoint& endpoint,
-                    const Result<FetchResult>& result, std::int64_t now);
+                    const Result<FetchResult>& result, std::int64_t now,
+                    const Change* change = nullptr);
+
+// The row of a baseline entry no target of this run matched: input, change "gone" and the
+// previous fingerprint; every other cell empty.
+std::string csv_gone_row(const GoneEntry& gone);
 
 // One cell of text that came from outside (a certificate, a peer, the target list): made valid
 // UTF-8; a leading =, +, -, @, tab or CR, which spreadsheets read as a formula, gets a single

@@ -49,9 +49,22 @@ std::string prometheus_label_value(const std::string& text) {
   return out;
 }
 
-void PrometheusReport::add(const ManyResult& result) {
+void PrometheusReport::add_change(const std::string& target_label, ChangeKind kind) {
+  ++change_counts_[static_cast<std::size_t>(kind)];
+  change_info_.push_back("{" + target_label + ",change=\"" + std::string(to_string(kind)) +
+                         "\"} 1");
+}
+
+void PrometheusReport::add_gone(const GoneEntry& gone) {
+  // A gone entry's input is in no result of this run, so its series cannot clash with one.
+  if (!seen_.insert(gone.input).second) return;
+  add_change("target=\"" + prometheus_label_value(gone.input) + "\"", ChangeKind::gone);
+}
+
+void PrometheusReport::add(const ManyResult& result, const Change* change) {
   if (!seen_.insert(result.input).second) return;
   const std::string target = "target=\"" + prometheus_label_value(result.input) + "\"";
+  if (change != nullptr) add_change(target, change->kind);
   const bool verified = result.result && result.result->verification.ok;
   success_.push_back("{" + target + "} " + (verified ? "1" : "0"));
   duration_.push_back("{" + target + "} " +
@@ -98,6 +111,17 @@ std::string PrometheusReport::text() const {
          chain_expiry_);
   family(out, "getcert_tls_version_info", "The negotiated TLS version (value always 1).",
          tls_version_);
+  if (!track_changes_) return out;
+  family(out, "getcert_change_info",
+         "What changed since the --baseline run for each target, or a baseline target gone "
+         "from this run (value always 1).",
+         change_info_);
+  std::vector<std::string> counts;
+  for (std::size_t i = 0; i < kChangeKindCount; ++i) {
+    counts.push_back("{change=\"" + std::string(to_string(static_cast<ChangeKind>(i))) + "\"} " +
+                     std::to_string(change_counts_[i]));
+  }
+  family(out, "getcert_changes", "Targets of each change class since the --baseline run.", counts);
   return out;
 }
 

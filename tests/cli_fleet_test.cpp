@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -206,6 +207,27 @@ TEST_CASE("on a terminal a progress line is drawn on stderr and erased at the en
   const auto r = run_on_tty("");
   INFO(explain(r));
   CHECK_THAT(r.out, Contains("\r\x1b[Kgetcert: 1/30 done"));
+  // Every drawing has the same shape: done/total, the rate, failures, and an ETA once a rate is
+  // known and targets remain (the values depend on the machine, the format does not).
+  const std::regex drawn(
+      R"(\r\x1b\[Kgetcert: (\d+)/30 done, (\d+\.\d)/s, (\d+) failed(, ETA [^\r]+)?)");
+  const std::regex eta(R"(ETA (\d+\.\d s|\d+ min \d+ s|\d+ h \d+ min))");
+  std::size_t drawings = 0;
+  bool any_eta = false;
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), drawn);
+       it != std::sregex_iterator(); ++it) {
+    ++drawings;
+    const auto done = std::stoul((*it)[1]);
+    CHECK(std::stoul((*it)[3]) == done);  // every target here fails
+    if ((*it)[4].matched) {
+      any_eta = true;
+      const std::string tail = (*it)[4];
+      CHECK(std::regex_search(tail, eta));
+      CHECK(done < 30);  // nothing left, no ETA
+    }
+  }
+  CHECK(drawings >= 30);
+  CHECK(any_eta);
   CHECK_THAT(r.out, Contains("30/30 done"));
   CHECK_THAT(r.out, Contains("30 failed"));
   // Erased before the summary, which is the last line.

@@ -183,7 +183,8 @@ TlsServer start_nginx(const NginxOptions& options) {
         conf << "daemon off;\nmaster_process " << (options.reloadable ? "on" : "off")
              << ";\nworker_processes 1;\n"
              << "error_log " << d << "/error.log info;\npid " << d << "/nginx.pid;\n"
-             << "events { worker_connections 128; }\nhttp {\n  access_log off;\n"
+             << "events { worker_connections " << options.worker_connections
+             << "; }\nhttp {\n  access_log off;\n"
              << "  client_body_temp_path " << d << "/body;\n  proxy_temp_path " << d
              << "/proxy;\n  fastcgi_temp_path " << d << "/fastcgi;\n  uwsgi_temp_path " << d
              << "/uwsgi;\n  scgi_temp_path " << d << "/scgi;\n";

@@ -78,6 +78,8 @@ struct NginxOptions {
   // master) reloads the configuration and the certificate files, as `nginx -s reload` does.
   // The whole process group is killed at the end, workers included.
   bool reloadable = false;
+  // nginx counts its listening sockets among these: many slots need more.
+  std::size_t worker_connections = 128;
 };
 // nginx (foreground, no master process) with a generated config in a temp dir.
 TlsServer start_nginx(const NginxOptions& options);
