@@ -12,7 +12,6 @@
 namespace getcert::detail {
 
 struct RevocationContext {
-  X509_STORE* store;       // trust anchors (borrowed)
   STACK_OF(X509) * chain;  // the verified chain, leaf first (borrowed)
   std::int64_t now;
   std::chrono::steady_clock::time_point deadline;  // for all requests together

@@ -502,12 +502,12 @@ bool pin_matches(const std::vector<std::string>& pins, const std::vector<Certifi
   return false;
 }
 
-void check_revocation_evidence(Verification& v, const VerifyOptions& options, X509_STORE* store,
+void check_revocation_evidence(Verification& v, const VerifyOptions& options,
                                STACK_OF(X509) * chain, std::int64_t now,
                                detail::Clock::time_point network_deadline) {
   const int n = sk_X509_num(chain);
   if (n < 2) return;
-  detail::RevocationContext ctx{store, chain, now, network_deadline, options.proxy};
+  detail::RevocationContext ctx{chain, now, network_deadline, options.proxy};
   if (!options.ocsp_staple.empty()) {
     v.revocation.push_back(
         detail::check_ocsp_response(options.ocsp_staple, 0, ctx, "ocsp-staple", ""));
@@ -1141,8 +1141,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
                             "the server sent none; clients that enforce must-staple reject it"});
   }
   if (v.trusted) {
-    check_revocation_evidence(v, options, trust.store.get(), path->chain.get(), now,
-                              network_deadline);
+    check_revocation_evidence(v, options, path->chain.get(), now, network_deadline);
   }
 
   // The profile's rules, over the chosen path as far as it was built.
