@@ -19,6 +19,7 @@
 #include "support/commands.hpp"
 #include "support/files.hpp"
 #include "support/net.hpp"
+#include "support/process.hpp"
 #include "support/skip.hpp"
 #include "support/tls_servers.hpp"
 
@@ -30,20 +31,6 @@ using namespace getcert::test;
 namespace {
 
 std::string local(std::uint16_t port) { return "localhost:" + std::to_string(port); }
-
-std::string first_cert(const std::string& pem) {
-  const auto blocks = certificate_block_list(pem);
-  return blocks.empty() ? std::string() : blocks.front();
-}
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 15s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return condition();
-}
 
 // Certificates made for this test by openssl from the test PKI's CAs.
 class Issuer {
@@ -164,8 +151,10 @@ TEST_CASE("a baseline run names every change class, gone, new and renamed target
   serve(dir, 5, a, key, {"intermediate.pem", "root.pem"});
   REQUIRE(::kill(nginx.pid(), SIGHUP) == 0);
   REQUIRE(eventually([&] {
-    return first_cert(s_client_chain(port(1), "")) == first_cert(read_file(a_renewed)) &&
-           first_cert(s_client_chain(port(2), "")) == first_cert(read_file(a_rekeyed)) &&
+    return first_certificate_block(s_client_chain(port(1), "")) ==
+               first_certificate_block(read_file(a_renewed)) &&
+           first_certificate_block(s_client_chain(port(2), "")) ==
+               first_certificate_block(read_file(a_rekeyed)) &&
            certificate_block_list(s_client_chain(port(5), "")).size() == 3;
   }));
 

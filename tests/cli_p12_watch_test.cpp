@@ -38,20 +38,6 @@ void make_p12(const TempDir& dir, const std::string& name, const std::string& ou
   std::filesystem::rename(tmp, out);  // the key store changes in one step, as a CA's tool does
 }
 
-std::string first_cert(const std::string& pem) {
-  const auto blocks = certificate_block_list(pem);
-  return blocks.empty() ? std::string() : blocks.front();
-}
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 15s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return condition();
-}
-
 std::string getcert_binary() { return GETCERT_BINARY; }
 
 std::size_t lines_in(const std::string& text) {
@@ -77,8 +63,8 @@ TEST_CASE("topem --watch keeps nginx's PEM files in sync through rotations", "[c
   options.reloadable = true;
   options.vhosts.push_back({"", ServedChain{out + "/fullchain.pem", out + "/key.pem"}, 0});
   const TlsServer nginx = start_nginx(options);
-  REQUIRE(first_cert(s_client_chain(nginx.port(), "localhost")) ==
-          first_cert(read_file(pki("ecdsa.pem"))));
+  REQUIRE(first_certificate_block(s_client_chain(nginx.port(), "localhost")) ==
+          first_certificate_block(read_file(pki("ecdsa.pem"))));
 
   const std::string hook_log = dir / "hook.log";
   const std::string hook =
@@ -97,10 +83,11 @@ TEST_CASE("topem --watch keeps nginx's PEM files in sync through rotations", "[c
   SECTION("a good rotation reaches nginx after the hook; a bad one writes nothing") {
     make_p12(dir, "rsa", p12);
     CHECK(eventually([&] { return hooks() == 2; }));
-    CHECK(first_cert(read_file(out + "/cert.pem")) == first_cert(read_file(pki("rsa.pem"))));
+    CHECK(first_certificate_block(read_file(out + "/cert.pem")) ==
+          first_certificate_block(read_file(pki("rsa.pem"))));
     CHECK(eventually([&] {
-      return first_cert(s_client_chain(nginx.port(), "localhost")) ==
-             first_cert(read_file(pki("rsa.pem")));
+      return first_certificate_block(s_client_chain(nginx.port(), "localhost")) ==
+             first_certificate_block(read_file(pki("rsa.pem")));
     }));
 
     // Bad versions: truncated, then the wrong password. Nothing is written, no hook runs.
@@ -114,8 +101,8 @@ TEST_CASE("topem --watch keeps nginx's PEM files in sync through rotations", "[c
     std::this_thread::sleep_for(1s);
     CHECK(hooks() == 2);
     CHECK(read_file(out + "/key.pem") == key_before);
-    CHECK(first_cert(s_client_chain(nginx.port(), "localhost")) ==
-          first_cert(read_file(pki("rsa.pem"))));
+    CHECK(first_certificate_block(s_client_chain(nginx.port(), "localhost")) ==
+          first_certificate_block(read_file(pki("rsa.pem"))));
     const std::string err = watcher.stderr_text();
     CHECK_THAT(err, Contains("malformed") || Contains("truncated") || Contains("not a"));
     CHECK_THAT(err, Contains("password"));
@@ -124,8 +111,8 @@ TEST_CASE("topem --watch keeps nginx's PEM files in sync through rotations", "[c
     write_file(dir / "pw", std::string("another password\n"));
     CHECK(eventually([&] { return hooks() == 3; }));
     CHECK(eventually([&] {
-      return first_cert(s_client_chain(nginx.port(), "localhost")) ==
-             first_cert(read_file(pki("ecdsa.pem")));
+      return first_certificate_block(s_client_chain(nginx.port(), "localhost")) ==
+             first_certificate_block(read_file(pki("ecdsa.pem")));
     }));
   }
 

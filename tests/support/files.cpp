@@ -76,6 +76,11 @@ std::string certificate_blocks(const std::string& text) {
   return out;
 }
 
+std::string first_certificate_block(const std::string& text) {
+  const auto blocks = certificate_block_list(text);
+  return blocks.empty() ? std::string() : blocks.front();
+}
+
 std::vector<std::string> directory_listing(const std::filesystem::path& dir) {
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {

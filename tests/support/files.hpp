@@ -36,6 +36,8 @@ class TempDir {
 // BEGIN line to its END line plus "\n", concatenated in order.
 std::string certificate_blocks(const std::string& text);
 std::vector<std::string> certificate_block_list(const std::string& text);
+// The first of them, or "" when there is none.
+std::string first_certificate_block(const std::string& text);
 
 // Names of the entries of a directory, sorted.
 std::vector<std::string> directory_listing(const std::filesystem::path& dir);

@@ -254,4 +254,13 @@ RunResult run_shell(const std::string& script, std::chrono::milliseconds limit) 
   return run({"/bin/sh", "-c", script}, limit);
 }
 
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return condition();
+}
+
 }  // namespace getcert::test

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,5 +82,9 @@ bool have_tool(const std::string& tool);
 // Runs a shell pipeline through /bin/sh -c.
 RunResult run_shell(const std::string& script,
                     std::chrono::milliseconds limit = std::chrono::seconds(30));
+
+// Polls `condition` every 100 ms until it holds or `limit` has passed; its last answer.
+bool eventually(const std::function<bool()>& condition,
+                std::chrono::milliseconds limit = std::chrono::seconds(15));
 
 }  // namespace getcert::test
