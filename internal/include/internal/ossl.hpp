@@ -7,6 +7,7 @@
 #include <openssl/ssl.h>
 
 #include <string>
+#include <vector>
 
 #include "internal/owners.hpp"
 
@@ -18,6 +19,20 @@ inline void clear_errors() noexcept { ERR_clear_error(); }
 
 // Drains the thread's OpenSSL error queue into one "; "-separated line (empty if none).
 std::string drain_errors();
+
+// The drained queue as codes (oldest first) and as the line drain_errors() gives. Code that
+// branches on a failure tests the codes (ERR_GET_LIB, ERR_GET_REASON), never the text: OpenSSL
+// may reword its messages, and a message must not decide an exit code.
+struct ErrorQueue {
+  std::vector<unsigned long> codes;
+  std::string text;
+
+  // True when an entry of the queue is `reason` from the library `lib` (ERR_LIB_SSL...).
+  [[nodiscard]] bool has(int lib, int reason) const noexcept;
+  // OpenSSL's reason for the newest entry ("tlsv1 alert protocol version"), or "" if none.
+  [[nodiscard]] std::string last_reason() const;
+};
+ErrorQueue drain_error_queue();
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wold-style-cast"

@@ -63,17 +63,9 @@ bool looks_like_tls(const std::string& bytes) {
 // message can name it): real chains are 3-10 KiB, the largest seen in the wild about 60 KiB.
 constexpr long kMaxCertListBytes = 100L * 1024;
 
-// The last reason of an OpenSSL error line: "...:tlsv1 alert protocol version (...)" gives
-// "tlsv1 alert protocol version".
-std::string short_reason(const std::string& openssl_detail) {
-  std::string why = openssl_detail;
-  if (const auto pos = why.rfind(':'); pos != std::string::npos) why = why.substr(pos + 1);
-  if (const auto paren = why.find(" ("); paren != std::string::npos) why.resize(paren);
-  return why;
-}
-
 Error classify_handshake_failure(int ssl_error, int saved_errno, const PeerBytes& peer,
-                                 const std::string& target, const std::string& openssl_detail) {
+                                 const std::string& target, const internal::ErrorQueue& errors) {
+  const std::string& openssl_detail = errors.text;
   if (!looks_like_tls(peer.first)) {
     if (peer.first.rfind("HTTP/", 0) == 0) {
       return {Errc::not_tls,
@@ -91,7 +83,7 @@ Error classify_handshake_failure(int ssl_error, int saved_errno, const PeerBytes
   }
   const bool eof = ssl_error == SSL_ERROR_ZERO_RETURN ||
                    (ssl_error == SSL_ERROR_SYSCALL && saved_errno == 0) ||
-                   openssl_detail.find("unexpected eof") != std::string::npos;
+                   errors.has(ERR_LIB_SSL, SSL_R_UNEXPECTED_EOF_WHILE_READING);
   if (eof) {
     return {Errc::tls_handshake_failed,
             target + " closed the connection during the TLS handshake" +
@@ -99,7 +91,7 @@ Error classify_handshake_failure(int ssl_error, int saved_errno, const PeerBytes
                 " (does it need a different server name (--sni) or protocol?)",
             openssl_detail};
   }
-  if (openssl_detail.find("excessive message size") != std::string::npos) {
+  if (errors.has(ERR_LIB_SSL, SSL_R_EXCESSIVE_MESSAGE_SIZE)) {
     // OpenSSL refused a handshake message (in practice the certificate list) larger than our
     // own limit: the server did nothing wrong by the protocol, so do not blame it.
     return {Errc::tls_handshake_failed,
@@ -109,7 +101,7 @@ Error classify_handshake_failure(int ssl_error, int saved_errno, const PeerBytes
             openssl_detail};
   }
   // Typically an alert from the server: "sslv3 alert handshake failure", "tlsv1 alert ...".
-  const std::string why = short_reason(openssl_detail);
+  const std::string why = errors.last_reason();
   return {Errc::tls_handshake_failed,
           target + " rejected the TLS handshake: " + (why.empty() ? "unknown reason" : why),
           openssl_detail};
@@ -217,14 +209,15 @@ std::string version_range_text(const ConnectOptions& options) {
   return low == high ? "TLS " + low + " only" : "TLS " + low + " to " + high;
 }
 
-// OpenSSL's words for "no version both sides accept", from either side of the handshake.
-bool is_version_mismatch(const std::string& openssl_detail) {
-  static constexpr std::array<std::string_view, 6> kWords = {
-      "unsupported protocol", "protocol version", "no protocols available",
-      "wrong ssl version",    "version too low",  "version too high"};
-  return std::any_of(kWords.begin(), kWords.end(), [&](std::string_view words) {
-    return openssl_detail.find(words) != std::string::npos;
-  });
+// OpenSSL's reasons for "no version both sides accept", from either side of the handshake: ours
+// (no version in range, the server's is out of it) or the server's protocol_version alert.
+bool is_version_mismatch(const internal::ErrorQueue& errors) {
+  static constexpr std::array<int, 6> kReasons = {
+      SSL_R_UNSUPPORTED_PROTOCOL,   SSL_R_TLSV1_ALERT_PROTOCOL_VERSION,
+      SSL_R_NO_PROTOCOLS_AVAILABLE, SSL_R_WRONG_SSL_VERSION,
+      SSL_R_VERSION_TOO_LOW,        SSL_R_VERSION_TOO_HIGH};
+  return std::any_of(kReasons.begin(), kReasons.end(),
+                     [&](int reason) { return errors.has(ERR_LIB_SSL, reason); });
 }
 
 // The default PEM callback would prompt on the terminal; a library must not, so an encrypted
@@ -465,24 +458,23 @@ Result<bool> run_handshake(SSL* ssl, BIO* bio, int fd, const ConnectOptions& opt
       if (!waited) return tl::unexpected(waited.error());
       continue;
     }
-    const std::string openssl_detail = internal::drain_errors();
+    const internal::ErrorQueue errors = internal::drain_error_queue();
     if (const std::string framing = detail::handshake_transport_failure(options.starttls, bio);
         !framing.empty()) {
-      return fail(Errc::not_tls, target + ": " + framing, openssl_detail);
+      return fail(Errc::not_tls, target + ": " + framing, errors.text);
     }
     // A server that wanted a client certificate and refused what it got (or nothing) has
     // already shown its chain: that chain is still the result, with the refusal recorded.
     if (client_cert.requested && sk_X509_num(SSL_get_peer_cert_chain(ssl)) > 0) return true;
     if ((options.tls_min || options.tls_max) && looks_like_tls(peer.first) &&
-        is_version_mismatch(openssl_detail)) {
+        is_version_mismatch(errors)) {
       return fail(Errc::tls_handshake_failed,
                   target + " cannot negotiate a TLS version getcert allowed (" +
                       version_range_text(options) +
-                      ", from --tls-min/--tls-max): " + short_reason(openssl_detail),
-                  openssl_detail);
+                      ", from --tls-min/--tls-max): " + errors.last_reason(),
+                  errors.text);
     }
-    return tl::unexpected(
-        classify_handshake_failure(err, saved_errno, peer, target, openssl_detail));
+    return tl::unexpected(classify_handshake_failure(err, saved_errno, peer, target, errors));
   }
 }
 
