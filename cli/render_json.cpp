@@ -86,7 +86,7 @@ Json verification_json(const Verification& v) {
   };
   for (const auto& r : v.revocation) {
     revocation.push_back({{"depth", r.depth},
-                          {"source", r.source},
+                          {"source", std::string(to_string(r.source))},
                           {"url", r.url.empty() ? Json(nullptr) : Json(r.url)},
                           {"status", std::string(to_string(r.status))},
                           {"detail", r.detail.empty() ? Json(nullptr) : Json(r.detail)},

@@ -49,7 +49,7 @@ Json keystore_json(const std::string& file, const pkcs12::Keystore& store, std::
   Json entries = Json::array();
   for (const auto& e : store.entries) {
     entries.push_back({{"alias", valid_utf8(e.alias)},
-                       {"type", e.type},
+                       {"type", std::string(pkcs12::to_string(e.type))},
                        {"created", date_of(e.created)},
                        {"certificates", e.certificates},
                        {"protection", e.protection.empty() ? Json(nullptr) : Json(e.protection)},
@@ -82,14 +82,15 @@ std::string keystore_text(const std::string& file, const pkcs12::Keystore& store
     << "\n";
   o << "Entries:    " << store.entries.size() << "\n";
   for (const auto& e : store.entries) {
-    o << "  " << e.type << " \"" << escape_untrusted(e.alias) << "\", created "
+    o << "  " << pkcs12::to_string(e.type) << " \"" << escape_untrusted(e.alias) << "\", created "
       << date_of(e.created);
-    if (e.type != "SecretKeyEntry") {
+    if (e.type != pkcs12::KeystoreEntryType::secret_key) {
       o << ", " << e.certificates << " certificate" << (e.certificates == 1 ? "" : "s");
     }
     if (!e.protection.empty()) o << ", " << e.protection;
-    if (e.type == "PrivateKeyEntry" && !e.key_decrypted) o << " (key not decrypted)";
-    if (e.type == "SecretKeyEntry") o << " (listed, never exported)";
+    if (e.type == pkcs12::KeystoreEntryType::private_key && !e.key_decrypted)
+      o << " (key not decrypted)";
+    if (e.type == pkcs12::KeystoreEntryType::secret_key) o << " (listed, never exported)";
     o << "\n";
   }
   for (const auto& w : store.bundle.info.warnings)

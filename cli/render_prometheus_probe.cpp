@@ -103,8 +103,8 @@ void add_verification(Families& out, const Verification& v, const std::string& e
             "1");
   }
   for (const auto& r : v.revocation) {
-    const std::string labels =
-        extra + label("depth", std::to_string(r.depth)) + "," + label("source", r.source);
+    const std::string labels = extra + label("depth", std::to_string(r.depth)) + "," +
+                               label("source", std::string(to_string(r.source)));
     out.add("getcert_revocation_status_info",
             "Revocation evidence per certificate: status good, revoked, unknown, error or none; "
             "source ocsp-staple, ocsp or crl; value 1.",

@@ -58,8 +58,8 @@ std::string describe(const Verification& v) {
   }
   for (const auto& w : v.warnings) out += "warning: " + w.message + "\n";
   for (const auto& r : v.revocation) {
-    out += "revocation [" + std::to_string(r.depth) + "] " + r.source + " " +
-           std::string(getcert::to_string(r.status)) + " " + r.detail + "\n";
+    out += "revocation [" + std::to_string(r.depth) + "] " + std::string(to_string(r.source)) +
+           " " + std::string(getcert::to_string(r.status)) + " " + r.detail + "\n";
   }
   return out;
 }
@@ -293,7 +293,7 @@ TEST_CASE("stapled OCSP responses: the status openssl ocsp reads, and what it me
     CHECK(openssl_ocsp_status(pki(c.staple), pki(c.leaf + ".pem")) == c.status);
     REQUIRE(v.revocation.size() == 1);
     CHECK(v.revocation[0].depth == 0);
-    CHECK(v.revocation[0].source == "ocsp-staple");
+    CHECK(v.revocation[0].source == getcert::RevocationSource::ocsp_staple);
     CHECK(getcert::to_string(v.revocation[0].status) == c.status);
     if (c.error_code.empty()) {
       CHECK(v.ok);

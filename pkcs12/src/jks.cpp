@@ -504,7 +504,7 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
     entry.created = raw.created_ms / 1000;
     entry.certificates = certs[i].size();
     if (raw.tag == kTagPrivateKey) {
-      entry.type = "PrivateKeyEntry";
+      entry.type = KeystoreEntryType::private_key;
       entry.protection = protection_of(raw.key);
       if (store_password) {
         const Password& key_password =
@@ -532,9 +532,9 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
         entry.key_decrypted = true;
       }
     } else if (raw.tag == kTagTrustedCert) {
-      entry.type = "trustedCertEntry";
+      entry.type = KeystoreEntryType::trusted_certificate;
     } else {
-      entry.type = "SecretKeyEntry";
+      entry.type = KeystoreEntryType::secret_key;
       secret_keys = true;
     }
     for (auto& cert : certs[i]) {

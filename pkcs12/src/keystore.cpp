@@ -106,6 +106,18 @@ std::string_view to_string(KeystoreFormat format) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(KeystoreEntryType type) noexcept {
+  switch (type) {
+    case KeystoreEntryType::private_key:
+      return "PrivateKeyEntry";
+    case KeystoreEntryType::trusted_certificate:
+      return "trustedCertEntry";
+    case KeystoreEntryType::secret_key:
+      return "SecretKeyEntry";
+  }
+  return "unknown";
+}
+
 Result<Keystore> read_keystore(const std::vector<std::uint8_t>& bytes,
                                const KeystoreOptions& options) {
   if (bytes.size() > kMaxInputSize) {

@@ -176,7 +176,7 @@ void check_against_pyjks(const Keystore& ks, const PyjksStore& py) {
     REQUIRE(py.entries.count(e.alias) == 1);
     const PyjksEntry& p = py.entries.at(e.alias);
     if (p.type == "key") {
-      CHECK(e.type == "PrivateKeyEntry");
+      CHECK(e.type == KeystoreEntryType::private_key);
       CHECK(e.key_decrypted);
       const auto id = std::find_if(ks.bundle.identities.begin(), ks.bundle.identities.end(),
                                    [&](const Identity& i) { return i.alias == e.alias; });
@@ -188,10 +188,10 @@ void check_against_pyjks(const Keystore& ks, const PyjksStore& py) {
       CHECK(chain == p.certs);
       CHECK(e.certificates == p.certs.size());
     } else if (p.type == "trusted") {
-      CHECK(e.type == "trustedCertEntry");
+      CHECK(e.type == KeystoreEntryType::trusted_certificate);
       CHECK(all_certs.count(p.certs.at(0)) == 1);
     } else {
-      CHECK(e.type == "SecretKeyEntry");
+      CHECK(e.type == KeystoreEntryType::secret_key);
     }
   }
 }
@@ -387,8 +387,9 @@ TEST_CASE("keystore: JKS and JCEKS from keytool read as pyjks reads them", "[pkc
       REQUIRE(ks->bundle.extra_certs.size() == 1);
       CHECK(ks->bundle.extra_certs[0].der == der_of(s.other_cert));
       CHECK(ks->bundle.extra_cert_aliases.at(0) == std::optional<std::string>("outside"));
-      const auto secrets = std::count_if(ks->entries.begin(), ks->entries.end(),
-                                         [](const auto& e) { return e.type == "SecretKeyEntry"; });
+      const auto secrets = std::count_if(ks->entries.begin(), ks->entries.end(), [](const auto& e) {
+        return e.type == KeystoreEntryType::secret_key;
+      });
       CHECK(secrets == (type == "jceks" ? 1 : 0));
     }
   }

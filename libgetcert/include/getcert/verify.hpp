@@ -195,9 +195,18 @@ enum class ProblemCode {
 
 enum class RevocationStatus { good, revoked, unknown, error, none };
 
+// Where revocation evidence came from. to_string(): "ocsp-staple", "ocsp", "crl", "none".
+enum class RevocationSource {
+  none,         // the certificate names no OCSP responder or CRL, or none was reachable
+  ocsp_staple,  // the response the server stapled to its handshake
+  ocsp,         // a response fetched from the certificate's OCSP responder
+  crl,          // a CRL: fetched from the certificate's distribution point, or a --crl-file
+};
+
 std::string_view to_string(Verdict verdict) noexcept;
 std::string_view to_string(ProblemCode code) noexcept;
 std::string_view to_string(RevocationStatus status) noexcept;
+std::string_view to_string(RevocationSource source) noexcept;
 
 struct VerifyProblem {
   int depth = 0;  // 0 = leaf, 1 = its issuer, ...
@@ -217,8 +226,8 @@ struct VerifyNote {
 // Revocation evidence for one certificate of the chain.
 struct RevocationCheck {
   int depth = 0;
-  std::string source;  // "ocsp-staple", "ocsp", "crl"; "none" when the certificate names no source
-  std::string url;     // responder or CRL URL (empty for a staple)
+  RevocationSource source = RevocationSource::none;
+  std::string url;  // responder or CRL URL (empty for a staple)
   RevocationStatus status = RevocationStatus::none;
   std::string detail;                       // why: error text, revocation reason, signature problem
   std::optional<std::int64_t> produced_at;  // OCSP producedAt, or CRL lastUpdate

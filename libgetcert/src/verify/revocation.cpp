@@ -57,7 +57,7 @@ RevocationCheck check_crl(int depth, const std::string& url, const RevocationCon
                           Clock::time_point request_deadline) {
   RevocationCheck r;
   r.depth = depth;
-  r.source = "crl";
+  r.source = RevocationSource::crl;
   r.url = url;
   if (remaining(ctx).count() == 0) return failed(r, "no time left for the CRL (--timeout)");
   StepTimer timer(Step::crl, url);
@@ -73,7 +73,7 @@ RevocationCheck check_crl_bytes(const std::vector<std::uint8_t>& body, int depth
                                 const std::string& url, const RevocationContext& ctx) {
   RevocationCheck r;
   r.depth = depth;
-  r.source = "crl";
+  r.source = RevocationSource::crl;
   r.url = url;
   internal::clear_errors();
   const unsigned char* p = body.data();
@@ -163,7 +163,7 @@ std::optional<std::string> check_ocsp_signer(OCSP_BASICRESP* basic, X509* issuer
 }
 
 RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int depth,
-                                    const RevocationContext& ctx, const std::string& source,
+                                    const RevocationContext& ctx, RevocationSource source,
                                     const std::string& url) {
   RevocationCheck r;
   r.depth = depth;
@@ -231,7 +231,7 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
   auto model = internal::certificate_from_x509(cert);
   RevocationCheck last;
   last.depth = depth;
-  last.source = "none";
+  last.source = RevocationSource::none;
   last.status = RevocationStatus::none;
   last.detail = "the certificate names no OCSP responder and no CRL distribution point";
   const auto crls = crl_urls(cert);
@@ -249,9 +249,10 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
       if (len <= 0) continue;
       const std::vector<std::uint8_t> body(der, der + len);
       if (remaining(ctx).count() == 0) {
-        last =
-            failed(RevocationCheck{depth, "ocsp", url, RevocationStatus::error, "", {}, {}, {}, {}},
-                   "no time left for OCSP (--timeout)");
+        last = failed(
+            RevocationCheck{
+                depth, RevocationSource::ocsp, url, RevocationStatus::error, "", {}, {}, {}, {}},
+            "no time left for OCSP (--timeout)");
         break;
       }
       StepTimer timer(Step::ocsp, url);
@@ -260,23 +261,30 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
       timer.finish(answer.has_value(),
                    answer ? std::to_string(answer->size()) + " bytes" : "failed");
       RevocationCheck r =
-          answer ? check_ocsp_response(*answer, depth, ctx, "ocsp", url)
-                 : failed(
-                       RevocationCheck{
-                           depth, "ocsp", url, RevocationStatus::error, "", {}, {}, {}, {}},
-                       answer.error().message);
+          answer ? check_ocsp_response(*answer, depth, ctx, RevocationSource::ocsp, url)
+                 : failed(RevocationCheck{depth,
+                                          RevocationSource::ocsp,
+                                          url,
+                                          RevocationStatus::error,
+                                          "",
+                                          {},
+                                          {},
+                                          {},
+                                          {}},
+                          answer.error().message);
       if (r.status != RevocationStatus::error) return r;
       last = r;
     }
   }
   // When the CRL fails too, the responder's failure is kept: each party is named for its part.
-  const std::string ocsp_failure = last.source == "ocsp" ? last.detail : std::string();
+  const std::string ocsp_failure =
+      last.source == RevocationSource::ocsp ? last.detail : std::string();
   for (const auto& url : crls) {
     RevocationCheck r = check_crl(depth, url, ctx, share_of(ctx.deadline, planned--));
     if (r.status != RevocationStatus::error) return r;
     last = r;
   }
-  if (last.source == "crl" && !ocsp_failure.empty()) {
+  if (last.source == RevocationSource::crl && !ocsp_failure.empty()) {
     last.detail += "; OCSP failed first: " + ocsp_failure;
   }
   return last;

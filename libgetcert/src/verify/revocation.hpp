@@ -19,9 +19,9 @@ struct RevocationContext {
 };
 
 // Checks an OCSP response (DER) about chain[depth] issued by chain[depth + 1]: signature,
-// freshness and status. `source` is "ocsp-staple" or "ocsp".
+// freshness and status. `source` is ocsp_staple or ocsp.
 RevocationCheck check_ocsp_response(const std::vector<std::uint8_t>& der, int depth,
-                                    const RevocationContext& ctx, const std::string& source,
+                                    const RevocationContext& ctx, RevocationSource source,
                                     const std::string& url);
 
 // Checks a CRL (DER or PEM) downloaded from `url` for chain[depth] issued by chain[depth + 1]:

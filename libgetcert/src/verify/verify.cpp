@@ -509,8 +509,8 @@ void check_revocation_evidence(Verification& v, const VerifyOptions& options,
   if (n < 2) return;
   detail::RevocationContext ctx{chain, now, network_deadline, options.proxy};
   if (!options.ocsp_staple.empty()) {
-    v.revocation.push_back(
-        detail::check_ocsp_response(options.ocsp_staple, 0, ctx, "ocsp-staple", ""));
+    v.revocation.push_back(detail::check_ocsp_response(options.ocsp_staple, 0, ctx,
+                                                       RevocationSource::ocsp_staple, ""));
   }
   if (options.check_revocation) {
     for (int depth = 0; depth + 1 < n; ++depth) {
@@ -521,11 +521,11 @@ void check_revocation_evidence(Verification& v, const VerifyOptions& options,
   }
   for (const auto& r : v.revocation) {
     const std::string who = "certificate at depth " + std::to_string(r.depth);
-    const std::string via = r.source == "ocsp-staple" ? "the stapled OCSP response"
-                            : r.source == "ocsp"      ? "OCSP (" + r.url + ")"
-                            : r.source == "crl"       ? "the CRL (" + r.url + ")"
-                                                      : "revocation check";
-    const bool staple = r.source == "ocsp-staple";
+    const bool staple = r.source == RevocationSource::ocsp_staple;
+    const std::string via = staple                               ? "the stapled OCSP response"
+                            : r.source == RevocationSource::ocsp ? "OCSP (" + r.url + ")"
+                            : r.source == RevocationSource::crl  ? "the CRL (" + r.url + ")"
+                                                                 : "revocation check";
     if (r.status == RevocationStatus::revoked) {
       v.revocation_ok = false;
       v.errors.push_back({r.depth, ProblemCode::revoked,
@@ -795,6 +795,20 @@ std::string_view to_string(RevocationStatus status) noexcept {
     case RevocationStatus::error:
       return "error";
     case RevocationStatus::none:
+      return "none";
+  }
+  return "none";
+}
+
+std::string_view to_string(RevocationSource source) noexcept {
+  switch (source) {
+    case RevocationSource::ocsp_staple:
+      return "ocsp-staple";
+    case RevocationSource::ocsp:
+      return "ocsp";
+    case RevocationSource::crl:
+      return "crl";
+    case RevocationSource::none:
       return "none";
   }
   return "none";

@@ -27,6 +27,16 @@ enum class KeystoreFormat {
 // "pkcs12", "pkcs12-base64", "pkcs12-pem", "jks", "jceks": the names the reports use.
 std::string_view to_string(KeystoreFormat format) noexcept;
 
+// The kind of a JKS/JCEKS entry.
+enum class KeystoreEntryType {
+  private_key,          // a key with its certificate chain
+  trusted_certificate,  // one certificate
+  secret_key,           // JCEKS: a symmetric key (listed, never exported)
+};
+
+// "PrivateKeyEntry", "trustedCertEntry", "SecretKeyEntry": keytool's names, which the reports use.
+std::string_view to_string(KeystoreEntryType type) noexcept;
+
 // Caps for Java key stores, checked before anything is allocated for what they count. Real stores
 // hold a few keys or a few hundred trusted certificates (Debian's cacerts: about 150).
 inline constexpr std::uint32_t kMaxKeystoreEntries = 100'000;
@@ -52,8 +62,8 @@ struct KeystoreOptions {
 
 // One JKS/JCEKS entry as the store lists it.
 struct KeystoreEntry {
-  std::string alias;             // UTF-8; bytes that are not become `\xNN` (see valid_utf8)
-  std::string type;              // "PrivateKeyEntry", "trustedCertEntry", "SecretKeyEntry"
+  std::string alias;  // UTF-8; bytes that are not become `\xNN` (see valid_utf8)
+  KeystoreEntryType type = KeystoreEntryType::private_key;
   std::int64_t created = 0;      // seconds since the epoch (the store keeps milliseconds)
   std::size_t certificates = 0;  // chain length of a key entry, 1 for a trusted entry
   std::string protection;        // key entries: "JKS SHA-1 keystream" or
