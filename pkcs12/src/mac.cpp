@@ -24,49 +24,12 @@ Result<void> parse_pbmac1(const Element& params, std::uint64_t max_iterations, M
   auto scheme = r->expect(kTagSequence, "PBMAC1 message authentication scheme");
   if (!scheme) return tl::unexpected(scheme.error());
 
-  auto kr = children(*kdf, "PBMAC1 key derivation function");
-  if (!kr) return tl::unexpected(kr.error());
-  auto kdf_oid = read_oid(*kr, "PBMAC1 key derivation function");
-  if (!kdf_oid) return tl::unexpected(kdf_oid.error());
-  if (*kdf_oid != oids::kPbkdf2) {
-    return fail(Errc::unsupported,
-                "unsupported PBMAC1 key derivation function " + describe_oid(*kdf_oid));
-  }
-  auto kp = kr->expect(kTagSequence, "PBMAC1 PBKDF2 parameters");
-  if (!kp) return tl::unexpected(kp.error());
-  auto pr = children(*kp, "PBMAC1 PBKDF2 parameters");
-  if (!pr) return tl::unexpected(pr.error());
-  auto salt = pr->expect(kTagOctetString, "PBMAC1 PBKDF2 salt");
-  if (!salt) return tl::unexpected(salt.error());
-  auto salt_bytes = octet_string(*salt, "PBMAC1 PBKDF2 salt");
-  if (!salt_bytes) return tl::unexpected(salt_bytes.error());
-  mac.salt = std::move(*salt_bytes);
-  auto iter = pr->expect(kTagInteger, "PBMAC1 PBKDF2 iteration count");
-  if (!iter) return tl::unexpected(iter.error());
-  auto count = small_uint(*iter, "PBMAC1 PBKDF2 iteration count");
-  if (!count) return tl::unexpected(count.error());
-  mac.iterations = *count;
-  auto kl = pr->optional(TagClass::universal, kTagInteger, "PBMAC1 PBKDF2 keyLength");
-  if (!kl) return tl::unexpected(kl.error());
-  std::optional<std::uint64_t> key_length;
-  if (*kl) {
-    auto v = small_uint(**kl, "PBMAC1 PBKDF2 keyLength");
-    if (!v) return tl::unexpected(v.error());
-    key_length = *v;
-  }
-  std::string prf_oid(oids::kHmacWithSha1);
-  auto prf = pr->optional(TagClass::universal, kTagSequence, "PBMAC1 PBKDF2 PRF");
-  if (!prf) return tl::unexpected(prf.error());
-  if (*prf) {
-    auto prr = children(**prf, "PBMAC1 PBKDF2 PRF");
-    if (!prr) return tl::unexpected(prr.error());
-    auto p = read_oid(*prr, "PBMAC1 PBKDF2 PRF");
-    if (!p) return tl::unexpected(p.error());
-    prf_oid = *p;
-  }
-  mac.prf = hash_by_hmac_oid(prf_oid);
-  if (mac.prf == nullptr)
-    return fail(Errc::unsupported, "unsupported PBMAC1 PRF " + describe_oid(prf_oid));
+  auto kdf_params = parse_pbkdf2(*kdf, "PBMAC1", "PBMAC1 PBKDF2");
+  if (!kdf_params) return tl::unexpected(kdf_params.error());
+  mac.salt = std::move(kdf_params->salt);
+  mac.iterations = kdf_params->iterations;
+  mac.prf = kdf_params->prf;
+  const std::optional<std::uint64_t> key_length = kdf_params->key_length;
 
   auto sr = children(*scheme, "PBMAC1 message authentication scheme");
   if (!sr) return tl::unexpected(sr.error());

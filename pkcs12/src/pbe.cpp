@@ -41,61 +41,13 @@ Result<PbeAlgorithm> parse_pbes2(const Element& params, std::uint64_t max_iterat
   auto enc = r->expect(kTagSequence, "PBES2 encryption scheme");
   if (!enc) return tl::unexpected(enc.error());
 
-  auto kr = children(*kdf, "PBES2 key derivation function");
-  if (!kr) return tl::unexpected(kr.error());
-  auto kdf_oid_el = kr->expect(kTagOid, "PBES2 key derivation function");
-  if (!kdf_oid_el) return tl::unexpected(kdf_oid_el.error());
-  auto kdf_oid = oid(*kdf_oid_el, "PBES2 key derivation function");
-  if (!kdf_oid) return tl::unexpected(kdf_oid.error());
-  if (*kdf_oid != oids::kPbkdf2) {
-    return fail(Errc::unsupported,
-                "unsupported PBES2 key derivation function " + describe_oid(*kdf_oid));
-  }
-  auto kp = kr->expect(kTagSequence, "PBKDF2 parameters");
-  if (!kp) return tl::unexpected(kp.error());
-  // PBKDF2-params ::= SEQUENCE { salt CHOICE { specified OCTET STRING, otherSource AlgId },
-  //   iterationCount INTEGER, keyLength INTEGER OPTIONAL, prf AlgId DEFAULT hmacWithSHA1 }
-  auto pr = children(*kp, "PBKDF2 parameters");
-  if (!pr) return tl::unexpected(pr.error());
-  auto salt = pr->next("PBKDF2 salt");
-  if (!salt) return tl::unexpected(salt.error());
-  if (!salt->is_universal(kTagOctetString)) {
-    return fail(Errc::unsupported,
-                "unsupported PBKDF2 salt source (only a specified salt is supported)");
-  }
+  auto kdf_params = parse_pbkdf2(*kdf, "PBES2", "PBKDF2");
+  if (!kdf_params) return tl::unexpected(kdf_params.error());
   PbeAlgorithm alg;
-  auto salt_bytes = octet_string(*salt, "PBKDF2 salt");
-  if (!salt_bytes) return tl::unexpected(salt_bytes.error());
-  alg.salt = std::move(*salt_bytes);
-  auto iter = pr->expect(kTagInteger, "PBKDF2 iteration count");
-  if (!iter) return tl::unexpected(iter.error());
-  auto count = small_uint(*iter, "PBKDF2 iteration count");
-  if (!count) return tl::unexpected(count.error());
-  alg.iterations = *count;
-  std::optional<std::uint64_t> key_length;
-  auto kl = pr->optional(TagClass::universal, kTagInteger, "PBKDF2 key length");
-  if (!kl) return tl::unexpected(kl.error());
-  if (*kl) {
-    auto v = small_uint(**kl, "PBKDF2 key length");
-    if (!v) return tl::unexpected(v.error());
-    key_length = *v;
-  }
-  std::string prf_oid(oids::kHmacWithSha1);
-  auto prf = pr->optional(TagClass::universal, kTagSequence, "PBKDF2 PRF");
-  if (!prf) return tl::unexpected(prf.error());
-  if (*prf) {
-    auto prr = children(**prf, "PBKDF2 PRF");
-    if (!prr) return tl::unexpected(prr.error());
-    auto prf_el = prr->expect(kTagOid, "PBKDF2 PRF");
-    if (!prf_el) return tl::unexpected(prf_el.error());
-    auto p = oid(*prf_el, "PBKDF2 PRF");
-    if (!p) return tl::unexpected(p.error());
-    prf_oid = *p;
-  }
-  alg.prf = hash_by_hmac_oid(prf_oid);
-  if (alg.prf == nullptr) {
-    return fail(Errc::unsupported, "unsupported PBKDF2 PRF " + describe_oid(prf_oid));
-  }
+  alg.salt = std::move(kdf_params->salt);
+  alg.iterations = kdf_params->iterations;
+  alg.prf = kdf_params->prf;
+  const std::optional<std::uint64_t> key_length = kdf_params->key_length;
 
   auto er = children(*enc, "PBES2 encryption scheme");
   if (!er) return tl::unexpected(er.error());
@@ -127,6 +79,71 @@ Result<PbeAlgorithm> parse_pbes2(const Element& params, std::uint64_t max_iterat
 }
 
 }  // namespace
+
+Result<Pbkdf2Params> parse_pbkdf2(const Element& kdf, std::string_view scheme,
+                                  std::string_view label) {
+  const std::string kdf_what = std::string(scheme) + " key derivation function";
+  const auto what = [&](const char* field) { return std::string(label) + " " + field; };
+  auto kr = children(kdf, kdf_what.c_str());
+  if (!kr) return tl::unexpected(kr.error());
+  auto kdf_oid_el = kr->expect(kTagOid, kdf_what.c_str());
+  if (!kdf_oid_el) return tl::unexpected(kdf_oid_el.error());
+  auto kdf_oid = oid(*kdf_oid_el, kdf_what.c_str());
+  if (!kdf_oid) return tl::unexpected(kdf_oid.error());
+  if (*kdf_oid != oids::kPbkdf2) {
+    return fail(Errc::unsupported, "unsupported " + kdf_what + " " + describe_oid(*kdf_oid));
+  }
+  // PBKDF2-params ::= SEQUENCE { salt CHOICE { specified OCTET STRING, otherSource AlgId },
+  //   iterationCount INTEGER, keyLength INTEGER OPTIONAL, prf AlgId DEFAULT hmacWithSHA1 }
+  const std::string params_what = what("parameters");
+  auto kp = kr->expect(kTagSequence, params_what.c_str());
+  if (!kp) return tl::unexpected(kp.error());
+  auto pr = children(*kp, params_what.c_str());
+  if (!pr) return tl::unexpected(pr.error());
+  const std::string salt_what = what("salt");
+  auto salt = pr->next(salt_what.c_str());
+  if (!salt) return tl::unexpected(salt.error());
+  if (!salt->is_universal(kTagOctetString)) {
+    return fail(Errc::unsupported,
+                "unsupported " + salt_what + " source (only a specified salt is supported)");
+  }
+  Pbkdf2Params out;
+  auto salt_bytes = octet_string(*salt, salt_what.c_str());
+  if (!salt_bytes) return tl::unexpected(salt_bytes.error());
+  out.salt = std::move(*salt_bytes);
+  const std::string iter_what = what("iteration count");
+  auto iter = pr->expect(kTagInteger, iter_what.c_str());
+  if (!iter) return tl::unexpected(iter.error());
+  auto count = small_uint(*iter, iter_what.c_str());
+  if (!count) return tl::unexpected(count.error());
+  out.iterations = *count;
+  const std::string length_what = what("keyLength");
+  auto kl = pr->optional(TagClass::universal, kTagInteger, length_what.c_str());
+  if (!kl) return tl::unexpected(kl.error());
+  if (*kl) {
+    auto v = small_uint(**kl, length_what.c_str());
+    if (!v) return tl::unexpected(v.error());
+    out.key_length = *v;
+  }
+  std::string prf_oid(oids::kHmacWithSha1);
+  const std::string prf_what = what("PRF");
+  auto prf = pr->optional(TagClass::universal, kTagSequence, prf_what.c_str());
+  if (!prf) return tl::unexpected(prf.error());
+  if (*prf) {
+    auto prr = children(**prf, prf_what.c_str());
+    if (!prr) return tl::unexpected(prr.error());
+    auto prf_el = prr->expect(kTagOid, prf_what.c_str());
+    if (!prf_el) return tl::unexpected(prf_el.error());
+    auto p = oid(*prf_el, prf_what.c_str());
+    if (!p) return tl::unexpected(p.error());
+    prf_oid = *p;
+  }
+  out.prf = hash_by_hmac_oid(prf_oid);
+  if (out.prf == nullptr) {
+    return fail(Errc::unsupported, "unsupported " + prf_what + " " + describe_oid(prf_oid));
+  }
+  return out;
+}
 
 Result<void> check_iterations(std::uint64_t iterations, std::uint64_t max_iterations,
                               const std::string& where) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "algorithms.hpp"
@@ -41,6 +42,21 @@ std::uint64_t attempt_cost(const PbeAlgorithm& alg) noexcept;
 Result<std::optional<SecureBytes>> pbe_decrypt(const PbeAlgorithm& alg,
                                                const PasswordVariant& password, Bytes ciphertext,
                                                bool& legacy_used);
+
+// PBKDF2-params (RFC 8018 A.2), as PBES2 and PBMAC1 (RFC 9579) both carry them.
+struct Pbkdf2Params {
+  std::vector<std::uint8_t> salt;
+  std::uint64_t iterations = 0;             // not yet checked against a limit
+  std::optional<std::uint64_t> key_length;  // absent: the caller's scheme decides
+  const HashAlgorithm* prf = nullptr;       // hmacWithSHA1 when the PRF is absent
+};
+
+// Reads a keyDerivationFunc AlgorithmIdentifier, which must name PBKDF2. `scheme` ("PBES2",
+// "PBMAC1") names the structure holding it, `label` ("PBKDF2", "PBMAC1 PBKDF2") its fields in
+// error messages. Errors: malformed_input; unsupported for another KDF, a salt that is not
+// "specified", or an unknown PRF.
+Result<Pbkdf2Params> parse_pbkdf2(const Element& kdf, std::string_view scheme,
+                                  std::string_view label);
 
 // Rejects an iteration count of zero or above the limit; `where` says which structure.
 Result<void> check_iterations(std::uint64_t iterations, std::uint64_t max_iterations,
