@@ -145,13 +145,9 @@ Result<std::vector<Certificate>> select_certificates(const FetchResult& r, Selec
       return r.presented_chain;
     case Select::leaf:
       return std::vector<Certificate>{r.presented_chain.front()};
-    case Select::intermediates: {
-      std::vector<Certificate> out;
-      for (std::size_t i = 1; i < r.presented_chain.size(); ++i) {
-        if (!r.presented_chain[i].self_signed) out.push_back(r.presented_chain[i]);
-      }
-      return out;
-    }
+    case Select::intermediates:
+      if (r.presented_chain.empty()) return std::vector<Certificate>{};
+      return intermediates_only({r.presented_chain.begin() + 1, r.presented_chain.end()});
     case Select::root:
       if (auto ok = need_verified(); !ok) return tl::unexpected(ok.error());
       return std::vector<Certificate>{verified.back()};
@@ -435,12 +431,8 @@ class FetchCommand final : public Command {
     if (!bundle) return tl::unexpected(bundle.error());
     for (const auto& id : bundle->identities) {
       if (!id.leaf) continue;
-      std::string certs = id.leaf->pem();
       // The server has the root already; sending it only costs bytes.
-      for (const auto& c : id.chain) {
-        if (!c.self_signed) certs += c.pem();
-      }
-      return ClientIdentity{std::move(certs), id.key.pem()};
+      return ClientIdentity{to_pem(leaf_plus_intermediates(*id.leaf, id.chain)), id.key.pem()};
     }
     return fail(Errc::malformed_input,
                 args_.client_p12 +

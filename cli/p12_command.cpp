@@ -82,16 +82,6 @@ Result<std::vector<std::string>> plan_directories(const std::vector<std::string>
   return dirs;
 }
 
-// The certificates of an identity's chain that are not self-signed roots: what a server sends
-// after its leaf. Roots go to ca.pem with the extra certificates.
-std::vector<Certificate> intermediates_of(const pkcs12::Identity& id) {
-  std::vector<Certificate> out;
-  for (const auto& c : id.chain) {
-    if (!c.self_signed) out.push_back(c);
-  }
-  return out;
-}
-
 std::vector<Certificate> ca_certs_of(const pkcs12::Bundle& b) {
   std::vector<Certificate> out;
   std::set<std::string> seen;
@@ -242,12 +232,12 @@ class P12Command final : public Command {
       }
       out.push_back({dir + "/key" + suffix + ".pem", std::move(key), 0600});
       if (id.leaf) {
-        const auto inter = intermediates_of(id);
+        // Roots go to ca.pem with the extra certificates.
+        const auto inter = intermediates_only(id.chain);
         out.push_back({dir + "/cert" + suffix + ".pem", id.leaf->pem(), 0644});
         if (!inter.empty()) out.push_back({dir + "/chain" + suffix + ".pem", to_pem(inter), 0644});
-        std::vector<Certificate> full{*id.leaf};
-        full.insert(full.end(), inter.begin(), inter.end());
-        out.push_back({dir + "/fullchain" + suffix + ".pem", to_pem(full), 0644});
+        out.push_back({dir + "/fullchain" + suffix + ".pem",
+                       to_pem(leaf_plus_intermediates(*id.leaf, id.chain)), 0644});
       }
     }
     const auto cas = ca_certs_of(c.bundle);
@@ -276,7 +266,7 @@ class P12Command final : public Command {
         out.append(pem.data(), pem.size());
       }
       if (id.leaf) {
-        const std::string certs = id.leaf->pem() + to_pem(intermediates_of(id));
+        const std::string certs = to_pem(leaf_plus_intermediates(*id.leaf, id.chain));
         out.append(certs.data(), certs.size());
       }
     }

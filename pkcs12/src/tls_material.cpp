@@ -68,11 +68,8 @@ Result<TlsMaterial> identity_material(const pkcs12::Identity& identity) {
   }
   TlsMaterial material;
   material.key_pem = identity.key.pem();
-  material.cert_chain_pem = identity.leaf->pem();
-  for (const Certificate& issuer : identity.chain) {
-    // The peer has (or lacks) the anchor itself; sending it only wastes bytes.
-    if (!issuer.self_signed) material.cert_chain_pem += issuer.pem();
-  }
+  // The peer has (or lacks) the anchor itself; sending it only wastes bytes.
+  material.cert_chain_pem = to_pem(leaf_plus_intermediates(*identity.leaf, identity.chain));
   return material;
 }
 

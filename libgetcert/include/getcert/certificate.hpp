@@ -80,6 +80,15 @@ Result<std::vector<Certificate>> parse_certificates(const std::vector<std::uint8
 // PEM text for a sequence of certificates, in order.
 std::string to_pem(const std::vector<Certificate>& chain);
 
+// The certificates of `issuers` that are not self-signed roots, in order: what a peer sends
+// after its leaf (the other side holds its trust anchor already, or must not take it from the
+// peer), and what chain.pem holds.
+std::vector<Certificate> intermediates_only(const std::vector<Certificate>& issuers);
+
+// `leaf`, then intermediates_only(issuers): the "fullchain" a server or a client presents.
+std::vector<Certificate> leaf_plus_intermediates(const Certificate& leaf,
+                                                 const std::vector<Certificate>& issuers);
+
 // Formats seconds since the epoch as "2026-01-31T12:00:00Z".
 std::string format_utc(std::int64_t epoch_seconds);
 // Formats milliseconds since the epoch as "2026-01-31T12:00:00.123Z" (RFC 3339).

@@ -65,6 +65,21 @@ std::string to_pem(const std::vector<Certificate>& chain) {
   return out;
 }
 
+std::vector<Certificate> intermediates_only(const std::vector<Certificate>& issuers) {
+  std::vector<Certificate> out;
+  for (const auto& c : issuers) {
+    if (!c.self_signed) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<Certificate> leaf_plus_intermediates(const Certificate& leaf,
+                                                 const std::vector<Certificate>& issuers) {
+  std::vector<Certificate> out{leaf};
+  for (auto& c : intermediates_only(issuers)) out.push_back(std::move(c));
+  return out;
+}
+
 std::string format_utc(std::int64_t epoch_seconds) {
   const auto t = static_cast<std::time_t>(epoch_seconds);
   std::tm tm{};

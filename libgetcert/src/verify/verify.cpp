@@ -815,12 +815,9 @@ std::string_view to_string(RevocationSource source) noexcept {
 }
 
 std::vector<Certificate> full_chain(const Verification& verification) {
-  std::vector<Certificate> out;
   const auto& path = verification.verified_chain;
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    if (i == 0 || !path[i].self_signed) out.push_back(path[i]);
-  }
-  return out;
+  if (path.empty()) return {};
+  return leaf_plus_intermediates(path.front(), {path.begin() + 1, path.end()});
 }
 
 Result<Verification> verify_chain(const std::vector<Certificate>& presented,
