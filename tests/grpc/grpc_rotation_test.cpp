@@ -740,3 +740,196 @@ TEST_CASE("key stores in every form load, and a first version that cannot is an 
     CHECK(reports.events().size() <= 2);
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Python's grpcio on the other side (tests/grpc/grpcio_peer.py): a peer that judges the chains
+// with its own verification, not getcert's and not through gRPC C++'s API.
+
+namespace {
+
+// Debian's python3-grpcio is installed for /usr/bin/python3, which a python3 earlier in PATH
+// (pyenv, a virtualenv) may not see: the first interpreter that imports grpc, "" when none does.
+// -I (isolated): neither the working directory nor PYTHON* variables can shadow the module.
+std::string python_with_grpcio() {
+  for (const std::string candidate : {"python3", "/usr/bin/python3"}) {
+    const bool exists = candidate.front() == '/' ? std::filesystem::exists(candidate)
+                                                 : getcert::test::have_tool(candidate);
+    if (!exists) continue;
+    if (getcert::test::run({candidate, "-I", "-c", "import grpc"}, 30s).exit_code == 0) {
+      return candidate;
+    }
+  }
+  return "";
+}
+
+#define REQUIRE_GRPCIO(python)                                                        \
+  do {                                                                                \
+    if ((python).empty()) {                                                           \
+      GETCERT_SKIP("python3 with the grpc module (python3-grpcio) is not installed"); \
+    }                                                                                 \
+  } while (false)
+
+getcert::test::Process spawn_peer(const std::string& python, std::vector<std::string> args) {
+  args.insert(args.begin(), {python, "-I", GETCERT_GRPCIO_PEER});
+  getcert::test::SpawnOptions options;
+  options.die_with_parent = true;
+  return getcert::test::Process::spawn(args, options);
+}
+
+// The calls the Python client reported so far (its last "calls N failures M" line), -1 if none.
+int python_calls(const getcert::test::Process& peer) {
+  const std::string out = peer.stdout_text();
+  const auto at = out.rfind("calls ");
+  if (at == std::string::npos || (at != 0 && out[at - 1] != '\n')) return -1;
+  return std::stoi(out.substr(at + 6));
+}
+
+// Waits until the Python client made `more` calls beyond those it had reported at the start.
+bool python_makes_calls(getcert::test::Process& peer, int more) {
+  const int start = python_calls(peer);
+  return getcert::test::eventually(
+             [&] { return !peer.running() || python_calls(peer) >= start + more; }, 30s) &&
+         peer.running();
+}
+
+std::string peer_output(const getcert::test::Process& peer) {
+  return "python stdout:\n" + peer.stdout_text() + "python stderr:\n" + peer.stderr_text();
+}
+
+}  // namespace
+
+TEST_CASE("a server rotates while a python grpcio client keeps calling", "[grpc][grpcio]") {
+  REQUIRE_OPENSSL();
+  const std::string python = python_with_grpcio();
+  REQUIRE_GRPCIO(python);
+  const TempDir dir;
+  SecretVolume volume(dir, "tls.p12");
+  volume.publish(make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  Reports reports;
+  auto options = server_on(volume.path());
+  options.watch = fast_watch(&reports);
+  const RotatingServer server(options);
+
+  // grpcio verifies against the test root with its own code: a server that sent a wrong or
+  // incomplete chain at any moment of the rotation would fail one of its calls.
+  const std::string stop = dir / "stop";
+  auto client = spawn_peer(python, {"client", server.target(), pki("root.pem"), stop});
+  const bool ready = getcert::test::eventually(
+      [&] { return !client.running() || client.stdout_text().find("ready\n") == 0; }, 30s);
+  {
+    INFO(peer_output(client));
+    REQUIRE(ready);
+    REQUIRE(client.running());
+    REQUIRE(python_makes_calls(client, 10));
+  }
+
+  // 1. Same intermediate, new key.
+  const auto new_key = issue(dir, "rotated-key", "rotated key", Kind::server_leaf,
+                             pki("intermediate.pem"), pki("intermediate.key"));
+  volume.publish(make_p12(dir, new_key.key, new_key.pem, pki("intermediate.pem")));
+  REQUIRE(reports.wait_for(1));
+  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
+  CHECK(wait_until_new_connections_see(server.target(), sha256_of_pem_file(new_key.pem)));
+  // Every other call of the client is on a new connection: these see the new key.
+  CHECK(python_makes_calls(client, 20));
+
+  // 2. A new intermediate under the same root, and a leaf under it.
+  const auto new_ca = issue(dir, "intermediate-2", "getcert Test Intermediate CA 2",
+                            Kind::intermediate, pki("root.pem"), pki("root.key"));
+  const auto moved =
+      issue(dir, "moved", "moved to a new intermediate", Kind::server_leaf, new_ca.pem, new_ca.key);
+  volume.publish(make_p12(dir, moved.key, moved.pem, new_ca.pem));
+  REQUIRE(reports.wait_for(2));
+  CHECK(reports.events()[1].outcome == ReloadOutcome::loaded);
+  CHECK(wait_until_new_connections_see(server.target(), sha256_of_pem_file(moved.pem)));
+  CHECK(python_makes_calls(client, 20));
+
+  write_file(stop, std::string());
+  const auto exit_code = client.wait_for(30s);
+  INFO(peer_output(client));
+  REQUIRE(exit_code);
+  const std::string out = client.stdout_text();
+  CHECK(out.find("\nfail ") == std::string::npos);
+  CHECK(python_calls(client) >= 50);
+  CHECK_THAT(out, Contains(" failures 0\n"));
+  CHECK(*exit_code == 0);  // grpcio's own verdict: no call failed
+  CHECK(server.credentials().identity->generation() == 3);
+  CHECK(reports.events().size() == 2);
+}
+
+TEST_CASE("a client rotates its .p12 and a python grpcio mTLS server sees the new certificate",
+          "[grpc][grpcio]") {
+  REQUIRE_OPENSSL();
+  const std::string python = python_with_grpcio();
+  REQUIRE_GRPCIO(python);
+  const TempDir dir;
+  // grpcio requires a client certificate and verifies it against the test root itself.
+  const std::string stop = dir / "stop";
+  auto server = spawn_peer(
+      python, {"server", pki("ecdsa.key"), pki("ecdsa-chain.pem"), pki("root.pem"), stop});
+  int port = 0;
+  getcert::test::eventually(
+      [&] {
+        const std::string out = server.stdout_text();
+        if (out.rfind("listening ", 0) == 0) port = std::stoi(out.substr(10));
+        return port != 0 || !server.running();
+      },
+      30s);
+  {
+    INFO(peer_output(server));
+    REQUIRE(port != 0);
+  }
+  const std::string target = "localhost:" + std::to_string(port);
+
+  const std::string p12 = dir / "client.p12";
+  write_file(p12, make_p12(dir, pki("client.key"), pki("client.pem"), pki("intermediate.pem")));
+  Reports reports;
+  auto options = trusting_root();
+  options.identity = keystore(p12);
+  options.watch = fast_watch(&reports);
+  auto client = getcert::grpc_tls::reloading_channel_credentials(options);
+  REQUIRE(client);
+
+  const auto first = echo(fresh_channel(target, client->credentials), "before");
+  INFO(describe(first.status));
+  REQUIRE(first.status.ok());
+  CHECK(first.reply.message() == "before");
+  CHECK(first.reply.client_common_name() == "getcert test client");
+  // getcert judged grpcio's server certificate.
+  const auto verdict = client->verdicts->last();
+  REQUIRE(verdict);
+  CHECK(verdict->accepted);
+  CHECK(verdict->presented.front().sha256 == sha256_of_pem_file(pki("ecdsa.pem")));
+
+  const auto long_lived = fresh_channel(target, client->credentials);
+  REQUIRE(echo(long_lived).status.ok());
+  const auto rotated = issue(dir, "rotated-client", "rotated client", Kind::client_leaf,
+                             pki("intermediate.pem"), pki("intermediate.key"));
+  replace_file(p12, make_p12(dir, rotated.key, rotated.pem, pki("intermediate.pem")));
+  REQUIRE(reports.wait_for(1));
+  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
+
+  std::string seen;
+  const auto until = std::chrono::steady_clock::now() + 15s;
+  while (seen != "rotated client" && std::chrono::steady_clock::now() < until) {
+    const auto call = echo(fresh_channel(target, client->credentials));
+    INFO(describe(call.status));
+    REQUIRE(call.status.ok());
+    seen = call.reply.client_common_name();
+    if (seen != "rotated client") std::this_thread::sleep_for(100ms);
+  }
+  CHECK(seen == "rotated client");
+  // The connection made before the rotation keeps working with the identity it was made with.
+  const auto old = echo(long_lived);
+  INFO(describe(old.status));
+  CHECK(old.status.ok());
+  CHECK(old.reply.client_common_name() == "getcert test client");
+
+  write_file(stop, std::string());
+  const auto exit_code = server.wait_for(30s);
+  INFO(peer_output(server));
+  REQUIRE(exit_code);
+  CHECK(*exit_code == 0);
+  CHECK_THAT(server.stdout_text(),
+             Contains("peer getcert test client\n") && Contains("peer rotated client\n"));
+}
