@@ -28,6 +28,7 @@
 #include "getcert/grpc_reloading.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
+#include "support/net.hpp"
 #include "support/ocsp_responder.hpp"
 #include "support/skip.hpp"
 #include "support/tls_servers.hpp"
@@ -251,9 +252,13 @@ std::string sha256_of_pem_file(const std::string& path) {
   return certs->front().sha256;
 }
 
-// The leaf a brand-new connection is shown, as getcert's verifier saw it ("" if none).
-std::string leaf_seen_by_new_connection(const std::string& target) {
-  auto creds = getcert::grpc_tls::reloading_channel_credentials(trusting_root());
+// The leaf a brand-new connection is shown, as getcert's verifier saw it ("" if none), trusting
+// `ca_file` (default: the test PKI's root).
+std::string leaf_seen_by_new_connection(const std::string& target,
+                                        const std::string& ca_file = "") {
+  auto options = trusting_root();
+  if (!ca_file.empty()) options.peer.verify.trust.ca_file = ca_file;
+  auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
   if (!creds) throw std::runtime_error(creds.error().message);
   const auto call = echo(fresh_channel(target, creds->credentials));
   const auto verdict = creds->verdicts->last();
@@ -261,10 +266,11 @@ std::string leaf_seen_by_new_connection(const std::string& target) {
   return verdict->presented.front().sha256;
 }
 
-bool wait_until_new_connections_see(const std::string& target, const std::string& sha256) {
+bool wait_until_new_connections_see(const std::string& target, const std::string& sha256,
+                                    const std::string& ca_file = "") {
   const auto until = std::chrono::steady_clock::now() + 15s;
   while (std::chrono::steady_clock::now() < until) {
-    if (leaf_seen_by_new_connection(target) == sha256) return true;
+    if (leaf_seen_by_new_connection(target, ca_file) == sha256) return true;
     std::this_thread::sleep_for(100ms);
   }
   return false;
@@ -932,4 +938,219 @@ TEST_CASE("a client rotates its .p12 and a python grpcio mTLS server sees the ne
   CHECK(*exit_code == 0);
   CHECK_THAT(server.stdout_text(),
              Contains("peer getcert test client\n") && Contains("peer rotated client\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Roots from the anchor a getcert fetch established (AnchorWatcher)
+
+namespace {
+
+// A second root CA, an intermediate under it and a server leaf under that: where a server
+// moves when its CA changes.
+struct OtherCa {
+  std::string root;
+  Issued intermediate;
+  Issued leaf;
+};
+
+OtherCa other_ca(const TempDir& dir) {
+  OtherCa ca;
+  ca.root = dir / "root-2.pem";
+  const std::string key = dir / "root-2.key";
+  openssl({"req",
+           "-x509",
+           "-newkey",
+           "ec",
+           "-pkeyopt",
+           "ec_paramgen_curve:P-256",
+           "-nodes",
+           "-keyout",
+           key,
+           "-out",
+           ca.root,
+           "-days",
+           "30",
+           "-subj",
+           "/O=getcert tests/CN=getcert Test Root CA 2",
+           "-addext",
+           "basicConstraints=critical,CA:TRUE",
+           "-addext",
+           "keyUsage=critical,keyCertSign,cRLSign",
+           "-addext",
+           "subjectKeyIdentifier=hash"});
+  ca.intermediate = issue(dir, "intermediate-r2", "getcert Test Intermediate under Root 2",
+                          Kind::intermediate, ca.root, key);
+  ca.leaf = issue(dir, "leaf-r2", "server under root 2", Kind::server_leaf, ca.intermediate.pem,
+                  ca.intermediate.key);
+  return ca;
+}
+
+getcert::grpc_tls::AnchorSource anchor_of(const std::string& target, const std::string& trust,
+                                          Reports* reports) {
+  getcert::grpc_tls::AnchorSource source;
+  source.endpoint = target;
+  source.fetch.verify.trust.ca_file = trust;
+  source.min_refetch_interval = 1s;
+  source.on_change = reports->callback();
+  return source;
+}
+
+}  // namespace
+
+TEST_CASE("roots from a fetch's anchor follow a server that moves to a new CA", "[grpc][anchor]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+  const OtherCa moved = other_ca(dir);
+  // The store the anchor is taken from trusts both roots; the channel trusts only the anchor.
+  const std::string trusted = dir / "trusted.pem";
+  write_file(trusted, read_file(pki("root.pem")) + read_file(moved.root));
+  const std::string p12 = dir / "server.p12";
+  write_file(p12, make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  Reports server_reports;
+  auto server_options = server_on(p12);
+  server_options.watch = fast_watch(&server_reports);
+  const RotatingServer server(server_options);
+
+  Reports reports;
+  getcert::grpc_tls::ReloadingChannelOptions options;
+  options.anchor = anchor_of(server.target(), trusted, &reports);
+  auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+  if (!creds) FAIL(creds.error().message);
+  REQUIRE(creds->anchor);
+  CHECK(creds->anchor->current().sha256 == sha256_of_pem_file(pki("root.pem")));
+  CHECK(creds->anchor->generation() == 1);
+  CHECK(creds->anchor->fetches() == 1);
+  CHECK(sha256_of_pem_file(creds->anchor->pem_path()) == sha256_of_pem_file(pki("root.pem")));
+  struct stat st {};
+  REQUIRE(::stat(std::filesystem::path(creds->anchor->pem_path()).parent_path().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+
+  const auto before = echo(fresh_channel(server.target(), creds->credentials), "before");
+  INFO(describe(before.status));
+  REQUIRE(before.status.ok());
+  CHECK(creds->anchor->fetches() == 1);  // a chain that reaches the anchor fetches nothing
+
+  // Trust is narrowed to that anchor: a chain under the other root, which the fetch's store
+  // trusts, is not accepted as it is (proven on a channel whose anchor cannot be re-fetched).
+  {
+    auto narrow = options;
+    Reports ignored;
+    narrow.anchor = anchor_of(server.target(), trusted, &ignored);
+    narrow.anchor->min_refetch_interval = 1h;
+    auto pinned = getcert::grpc_tls::reloading_channel_credentials(narrow);
+    REQUIRE(pinned);
+
+    // The server moves to a chain under the other root.
+    write_file(dir / "moved.p12",
+               make_p12(dir, moved.leaf.key, moved.leaf.pem, moved.intermediate.pem));
+    replace_file(p12, getcert::test::read_bytes(dir / "moved.p12"));
+    REQUIRE(server_reports.wait_for(1));
+    REQUIRE(server_reports.events()[0].outcome == ReloadOutcome::loaded);
+    REQUIRE(wait_until_new_connections_see(server.target(), sha256_of_pem_file(moved.leaf.pem),
+                                           moved.root));
+
+    const auto refused = echo(fresh_channel(server.target(), pinned->credentials));
+    INFO(describe(refused.status));
+    CHECK(refused.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+    CHECK_THAT(refused.status.error_message(), Contains("getcert: localhost: "));
+    CHECK(pinned->anchor->fetches() == 1);
+    CHECK(pinned->anchor->current().sha256 == sha256_of_pem_file(pki("root.pem")));
+  }
+
+  // The first channel's interval has passed: its next handshake re-establishes the anchor
+  // through a fetch verified against the store, and the call goes through.
+  std::this_thread::sleep_for(1100ms);
+  const auto after = echo(fresh_channel(server.target(), creds->credentials), "after");
+  INFO(describe(after.status));
+  CHECK(after.status.ok());
+  CHECK(creds->anchor->generation() == 2);
+  CHECK(creds->anchor->fetches() == 2);
+  CHECK(creds->anchor->current().sha256 == sha256_of_pem_file(moved.root));
+  CHECK(sha256_of_pem_file(creds->anchor->pem_path()) == sha256_of_pem_file(moved.root));
+  const auto verdict = creds->verdicts->last();
+  REQUIRE(verdict);
+  CHECK(verdict->accepted);
+  CHECK(verdict->presented.front().sha256 == sha256_of_pem_file(moved.leaf.pem));
+  REQUIRE(reports.events().size() == 1);  // the first anchor is establish()'s result
+  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
+  REQUIRE(reports.events()[0].leaf);
+  CHECK(reports.events()[0].leaf->sha256 == sha256_of_pem_file(moved.root));
+  CHECK(reports.events()[0].path == server.target());
+  CHECK(reports.events()[0].generation == 2);
+
+  // Further handshakes reach the new anchor: no more fetches.
+  for (int i = 0; i < 3; ++i) {
+    CHECK(echo(fresh_channel(server.target(), creds->credentials)).status.ok());
+  }
+  CHECK(creds->anchor->fetches() == 2);
+}
+
+TEST_CASE("an anchor that cannot be re-established stays, and re-fetches are bounded",
+          "[grpc][anchor]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+  const OtherCa moved = other_ca(dir);
+  const std::string p12 = dir / "server.p12";
+  write_file(p12, make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  Reports server_reports;
+  auto server_options = server_on(p12);
+  server_options.watch = fast_watch(&server_reports);
+  const RotatingServer server(server_options);
+
+  // The store the anchor comes from trusts only the test root.
+  Reports reports;
+  getcert::grpc_tls::ReloadingChannelOptions options;
+  options.anchor = anchor_of(server.target(), pki("root.pem"), &reports);
+  options.anchor->min_refetch_interval = 3s;
+  auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+  if (!creds) FAIL(creds.error().message);
+  REQUIRE(echo(fresh_channel(server.target(), creds->credentials)).status.ok());
+
+  // The server moves to a root that store does not trust.
+  replace_file(p12, make_p12(dir, moved.leaf.key, moved.leaf.pem, moved.intermediate.pem));
+  REQUIRE(server_reports.wait_for(1));
+  REQUIRE(wait_until_new_connections_see(server.target(), sha256_of_pem_file(moved.leaf.pem),
+                                         moved.root));
+  std::this_thread::sleep_for(3100ms);
+
+  // Several handshakes within one interval: one fetch, one report, every call refused.
+  for (int i = 0; i < 3; ++i) {
+    const auto call = echo(fresh_channel(server.target(), creds->credentials));
+    INFO(describe(call.status));
+    CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+    CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: "));
+  }
+  CHECK(creds->anchor->fetches() == 2);
+  CHECK(creds->anchor->generation() == 1);
+  CHECK(creds->anchor->current().sha256 == sha256_of_pem_file(pki("root.pem")));
+  const auto events = reports.events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].outcome == ReloadOutcome::rejected);
+  CHECK(events[0].error.code == Errc::verification_failed);
+  CHECK(events[0].error.message.find('\n') == std::string::npos);
+  const auto verdict = creds->verdicts->last();
+  REQUIRE(verdict);
+  CHECK_FALSE(verdict->accepted);
+  REQUIRE_FALSE(verdict->problems.empty());
+  CHECK((verdict->problems.front().code == getcert::ProblemCode::unknown_issuer ||
+         verdict->problems.front().code == getcert::ProblemCode::untrusted_root ||
+         verdict->problems.front().code == getcert::ProblemCode::missing_intermediate));
+}
+
+TEST_CASE("anchor options: errors before any connection", "[grpc][anchor]") {
+  Reports reports;
+  getcert::grpc_tls::ReloadingChannelOptions options;
+  options.anchor = anchor_of("localhost:" + std::to_string(getcert::test::closed_port()),
+                             pki("root.pem"), &reports);
+  SECTION("both an anchor and a trust store") {
+    options.peer.verify.trust.ca_file = pki("root.pem");
+    auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE_FALSE(creds);
+    CHECK(creds.error().code == Errc::invalid_argument);
+  }
+  SECTION("an endpoint that cannot be reached: no anchor to start with") {
+    auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE_FALSE(creds);
+    CHECK(creds.error().code == Errc::connect_failed);
+  }
 }
