@@ -56,8 +56,9 @@ struct AnchorWatcher::State {
   std::string dir;       // private 0700 directory
   std::string pem_path;  // dir/anchor.pem
 
-  std::mutex fetch_mutex;  // one fetch at a time; guards last_fetch
+  std::mutex fetch_mutex;  // one fetch at a time; guards last_fetch and wait
   std::chrono::steady_clock::time_point last_fetch;
+  std::chrono::milliseconds wait{0};  // before the next fetch: doubles while nothing changes
 
   mutable std::mutex mutex;  // guards anchor, generation, fetches
   Certificate anchor;
@@ -111,19 +112,24 @@ struct AnchorWatcher::State {
     if (established) {
       {
         const std::lock_guard<std::mutex> lock(mutex);
-        if (generation > 0 && established->anchor.sha256 == anchor.sha256) return std::nullopt;
+        if (generation > 0 && established->anchor.sha256 == anchor.sha256) {
+          wait = std::min(wait * 2, source.max_refetch_interval);
+          return std::nullopt;
+        }
       }
       if (auto written = write(established->pem); !written) {
         established = tl::unexpected(std::move(written.error()));
       }
     }
     if (!established) {
+      wait = std::min(wait * 2, source.max_refetch_interval);
       event.outcome = ReloadOutcome::rejected;
       event.error = std::move(established.error());
       const std::lock_guard<std::mutex> lock(mutex);
       event.generation = generation;
       return event;
     }
+    wait = source.min_refetch_interval;
     const std::lock_guard<std::mutex> lock(mutex);
     anchor = established->anchor;
     event.generation = ++generation;
@@ -137,8 +143,10 @@ Result<std::shared_ptr<AnchorWatcher>> AnchorWatcher::establish(AnchorSource sou
   if (source.endpoint.empty()) return fail(Errc::invalid_argument, "no endpoint given");
   auto state = std::make_shared<State>();
   state->source = std::move(source);
-  state->source.min_refetch_interval =
-      std::max(state->source.min_refetch_interval, kMinRefetchInterval);
+  auto& bounds = state->source;
+  bounds.min_refetch_interval = std::max(bounds.min_refetch_interval, kMinRefetchInterval);
+  bounds.max_refetch_interval = std::max(bounds.max_refetch_interval, bounds.min_refetch_interval);
+  state->wait = bounds.min_refetch_interval;
   const std::string parent = private_parent(state->source.work_dir);
   std::string dir = parent + "/getcert-anchor-XXXXXX";
   if (::mkdtemp(dir.data()) == nullptr) {
@@ -163,8 +171,7 @@ void AnchorWatcher::refresh() {
   std::optional<ReloadEvent> event;
   {
     const std::lock_guard<std::mutex> lock(state_->fetch_mutex);
-    if (std::chrono::steady_clock::now() - state_->last_fetch <
-        state_->source.min_refetch_interval) {
+    if (std::chrono::steady_clock::now() - state_->last_fetch < state_->wait) {
       return;
     }
     event = state_->fetch_once();

@@ -1114,12 +1114,17 @@ TEST_CASE("an anchor that cannot be re-established stays, and re-fetches are bou
   std::this_thread::sleep_for(3100ms);
 
   // Several handshakes within one interval: one fetch, one report, every call refused.
+  // (The fetch at establish() set the first wait: min_refetch_interval.)
   for (int i = 0; i < 3; ++i) {
     const auto call = echo(fresh_channel(server.target(), creds->credentials));
     INFO(describe(call.status));
     CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
     CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: "));
   }
+  CHECK(creds->anchor->fetches() == 2);
+  // That fetch established nothing: the wait doubled (6 s), so one interval later still none.
+  std::this_thread::sleep_for(3100ms);
+  CHECK_FALSE(echo(fresh_channel(server.target(), creds->credentials)).status.ok());
   CHECK(creds->anchor->fetches() == 2);
   CHECK(creds->anchor->generation() == 1);
   CHECK(creds->anchor->current().sha256 == sha256_of_pem_file(pki("root.pem")));

@@ -153,9 +153,12 @@ struct AnchorSource {
   // offered when fetch.connect.alpn is empty. The chain must verify (valid, not only with an
   // AIA download or an intermediate from the store: see getcert::trust_anchor_pem).
   FetchOptions fetch;
-  // At most one fetch per interval (the first one counts): a server whose chain reaches no
-  // anchor the trust store allows is not fetched from at every handshake. At least 1 s.
-  std::chrono::milliseconds min_refetch_interval{30000};
+  // Re-fetches are bounded, so a server whose chain reaches no anchor the trust store allows
+  // is not fetched from at every handshake: a fetch comes at least min_refetch_interval (at
+  // least 1 s) after the one before; each fetch that establishes no new anchor (it failed, or
+  // found the same one) doubles that wait, up to max_refetch_interval; a new anchor resets it.
+  std::chrono::milliseconds min_refetch_interval{1000};
+  std::chrono::milliseconds max_refetch_interval{60000};
   // Where the private 0700 directory holding the anchor (anchor.pem, verify_chain's trust
   // store) is created; "" = $TMPDIR, else /tmp. Removed when the watcher goes.
   std::string work_dir;
@@ -172,8 +175,8 @@ struct AnchorSource {
 //
 // Re-established on demand, never on a timer and never by re-reading per handshake: when a
 // handshake's chain does not reach the anchor (unknown_issuer, untrusted_root, self_signed,
-// missing_intermediate), the verifier calls refresh(), which fetches the endpoint again (at most
-// once per min_refetch_interval; concurrent callers wait for that one fetch) and adopts the new
+// missing_intermediate), the verifier calls refresh(), which fetches the endpoint again (bounded
+// by the intervals above; concurrent callers wait for that one fetch) and adopts the new
 // anchor only if that fetch verified against AnchorSource::fetch's trust store. The handshake
 // is then judged once more against the new anchor. So a server that moves to a chain under a
 // new root, trusted by that store, keeps being reached with no failed call, while trust stays
@@ -188,8 +191,8 @@ class AnchorWatcher {
   AnchorWatcher& operator=(const AnchorWatcher&) = delete;
   ~AnchorWatcher();
 
-  // Fetches again unless the last fetch began less than min_refetch_interval ago; waits for a
-  // fetch another thread is making. Reports through AnchorSource::on_change.
+  // Fetches again unless the wait since the last fetch (see AnchorSource) has not passed; waits
+  // for a fetch another thread is making. Reports through AnchorSource::on_change.
   void refresh();
   Certificate current() const;       // the anchor in use
   std::uint64_t generation() const;  // anchors established so far (1 = the first)
