@@ -186,7 +186,7 @@ KeystoreSource keystore(const std::string& path, const std::string& password = k
 
 class RotatingServer {
  public:
-  explicit RotatingServer(getcert::grpc_tls::ReloadingServerOptions options) {
+  explicit RotatingServer(const getcert::grpc_tls::ReloadingServerOptions& options) {
     auto creds = getcert::grpc_tls::reloading_server_credentials(options);
     if (!creds) throw std::runtime_error("server credentials: " + creds.error().message);
     creds_ = std::move(*creds);
@@ -757,7 +757,8 @@ namespace {
 // (pyenv, a virtualenv) may not see: the first interpreter that imports grpc, "" when none does.
 // -I (isolated): neither the working directory nor PYTHON* variables can shadow the module.
 std::string python_with_grpcio() {
-  for (const std::string candidate : {"python3", "/usr/bin/python3"}) {
+  for (const char* name : {"python3", "/usr/bin/python3"}) {
+    std::string candidate = name;
     const bool exists = candidate.front() == '/' ? std::filesystem::exists(candidate)
                                                  : getcert::test::have_tool(candidate);
     if (!exists) continue;
