@@ -1,13 +1,17 @@
-// rotation-client: calls Echo again and again through one channel whose server certificate is
+// rotation-client: calls Echo again and again through one channel (or, with
+// --fresh-connections, a new channel and connection per call) whose server certificate is
 // judged by getcert (trust, name, pins, expiry window) and whose client identity, if any,
-// follows a key store that gets rotated.
+// follows a key store that gets rotated. The roots are a CA file (--ca-file), or the anchor a
+// getcert fetch of the target establishes from ROOTS.pem (--anchor-from), established again
+// when the server moves to another CA.
 //
-//   rotation-client --target localhost:50051 --ca-file ROOTS.pem [--pin sha256/...]
+//   rotation-client --target localhost:50051 (--ca-file | --anchor-from) ROOTS.pem [--pin ...]
 //                   [--expires-within-days N] [--keystore client.p12 [--password-file FILE]]
-//                   [--every-ms 500] [--count N]
+//                   [--every-ms 500] [--count N] [--fresh-connections]
 //
 // Logs every call, every handshake verdict and every key store reload with spdlog.
-// Exit codes: 0 every call succeeded; 2 usage; 3 the key store cannot be used; 4 a call failed.
+// Exit codes: 0 every call succeeded; 2 usage; 3 the key store or the anchor cannot be used;
+// 4 a call failed.
 
 #include <chrono>
 #include <iostream>
@@ -25,9 +29,10 @@
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: rotation-client --target HOST:PORT --ca-file ROOTS.pem [--pin sha256/BASE64]\n"
+    "usage: rotation-client --target HOST:PORT (--ca-file | --anchor-from) ROOTS.pem\n"
+    "                       [--pin sha256/BASE64]\n"
     "                       [--expires-within-days N] [--keystore FILE [--password-file FILE]]\n"
-    "                       [--every-ms MS] [--count N]\n";
+    "                       [--every-ms MS] [--count N] [--fresh-connections]\n";
 
 }  // namespace
 
@@ -37,8 +42,14 @@ int main(int argc, char** argv) {
   long count = -1;
   getcert::grpc_tls::ReloadingChannelOptions options;
   getcert::grpc_tls::KeystoreSource keystore;
+  std::string anchor_from;
   const std::vector<std::string_view> args(argv + 1, argv + argc);
+  bool fresh_connections = false;  // a channel (and a handshake) per call
   for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--fresh-connections") {
+      fresh_connections = true;
+      continue;
+    }
     const bool has_value = i + 1 < args.size();
     const std::string value = has_value ? std::string(args[i + 1]) : std::string();
     try {
@@ -46,6 +57,8 @@ int main(int argc, char** argv) {
         target = value;
       } else if (args[i] == "--ca-file" && has_value) {
         options.peer.verify.trust.ca_file = value;
+      } else if (args[i] == "--anchor-from" && has_value) {
+        anchor_from = value;
       } else if (args[i] == "--pin" && has_value) {
         options.peer.verify.pins.push_back(value);
       } else if (args[i] == "--expires-within-days" && has_value) {
@@ -68,9 +81,24 @@ int main(int argc, char** argv) {
     }
     ++i;
   }
-  if (target.empty()) {
+  if (target.empty() || (!anchor_from.empty() && !options.peer.verify.trust.ca_file.empty())) {
     std::cerr << kUsage;
     return 2;
+  }
+  if (!anchor_from.empty()) {
+    getcert::grpc_tls::AnchorSource anchor;
+    anchor.endpoint = target;
+    anchor.fetch.verify.trust.ca_file = anchor_from;
+    anchor.on_change = [](const getcert::grpc_tls::ReloadEvent& event) {
+      if (event.outcome == getcert::grpc_tls::ReloadOutcome::loaded) {
+        spdlog::info("anchor of {} established again (anchor #{}): now trusting '{}'", event.path,
+                     event.generation, event.leaf->display_name());
+      } else {
+        spdlog::warn("anchor of {}: fetch established nothing, keeping anchor #{}: {}", event.path,
+                     event.generation, event.error.message);
+      }
+    };
+    options.anchor = std::move(anchor);
   }
   if (!keystore.path.empty()) options.identity = keystore;
   options.watch.on_reload = [](const getcert::grpc_tls::ReloadEvent& event) {
@@ -88,6 +116,10 @@ int main(int argc, char** argv) {
     spdlog::error("{}", creds.error().message);
     return 3;
   }
+  if (creds->anchor) {
+    spdlog::info("trusting '{}', the anchor a getcert fetch of {} established",
+                 creds->anchor->current().display_name(), target);
+  }
   // One line per handshake: what the server presented and what getcert decided.
   creds->verdicts->set_callback([](const getcert::grpc_tls::PeerVerdict& verdict) {
     const std::string leaf =
@@ -99,10 +131,16 @@ int main(int argc, char** argv) {
     }
   });
 
-  auto channel = grpc::CreateChannel(target, creds->credentials);
-  auto stub = getcert::examples::Echo::NewStub(channel);
+  const auto new_channel = [&] {
+    // Its own subchannel pool: a new connection, never one shared with an earlier channel.
+    grpc::ChannelArguments arguments;
+    if (fresh_connections) arguments.SetInt("grpc.use_local_subchannel_pool", 1);
+    return grpc::CreateCustomChannel(target, creds->credentials, arguments);
+  };
+  auto stub = getcert::examples::Echo::NewStub(new_channel());
   bool all_ok = true;
   for (long n = 1; count < 0 || n <= count; ++n) {
+    if (fresh_connections && n > 1) stub = getcert::examples::Echo::NewStub(new_channel());
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
     getcert::examples::EchoRequest request;

@@ -4,22 +4,22 @@
 #include <utility>
 
 #include "getcert/grpc.hpp"
+#include "peer_verifier.hpp"
 
 namespace getcert::grpc_tls {
-namespace {
-
-// gRPC spells DNS targets "dns:///host:port" (or "dns:host:port"); getcert dials host:port.
-std::string_view without_dns_scheme(std::string_view target) {
+std::string_view detail::without_dns_scheme(std::string_view target) {
   for (std::string_view prefix : {std::string_view("dns:///"), std::string_view("dns:")}) {
     if (target.substr(0, prefix.size()) == prefix) return target.substr(prefix.size());
   }
   return target;
 }
 
+namespace {
+
 Result<FetchResult> fetch_for_grpc(std::string_view endpoint, const FetchOptions& options) {
   FetchOptions grpc_like = options;
   if (grpc_like.connect.alpn.empty()) grpc_like.connect.alpn = {"h2"};
-  return fetch(without_dns_scheme(endpoint), grpc_like);
+  return fetch(detail::without_dns_scheme(endpoint), grpc_like);
 }
 
 }  // namespace

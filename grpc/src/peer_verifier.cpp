@@ -95,6 +95,23 @@ std::string host_of(std::string_view target) {
   return std::string(target);
 }
 
+// The chain reaches no certificate of the trust store: with an anchor as the only root, the
+// sign that the server moved to another CA.
+bool misses_anchor(const PeerVerdict& verdict) {
+  for (const auto& problem : verdict.problems) {
+    switch (problem.code) {
+      case ProblemCode::unknown_issuer:
+      case ProblemCode::untrusted_root:
+      case ProblemCode::self_signed:
+      case ProblemCode::missing_intermediate:
+        return true;
+      default:
+        break;
+    }
+  }
+  return false;
+}
+
 class Verifier final : public ::grpc::experimental::ExternalCertificateVerifier {
  public:
   Verifier(PeerVerifyOptions options, Purpose purpose, bool certificate_optional,
@@ -135,7 +152,16 @@ class Verifier final : public ::grpc::experimental::ExternalCertificateVerifier 
                                 ": the peer sent no certificate getcert can read (" +
                                 certs.error().message + ")");
     } else {
+      const std::uint64_t anchor_seen = options_.anchor ? options_.anchor->generation() : 0;
       verdict = judge(*certs, options_, purpose_, name);
+      // The server may have moved to a chain under another root: establish the anchor again
+      // (bounded by the watcher's interval) and judge once more only if it changed.
+      if (!verdict.accepted && options_.anchor && misses_anchor(verdict)) {
+        options_.anchor->refresh();
+        if (options_.anchor->generation() != anchor_seen) {
+          verdict = judge(*certs, options_, purpose_, name);
+        }
+      }
     }
     log_->record(verdict);
     *sync_status = verdict.accepted
@@ -162,6 +188,7 @@ PeerVerdict judge(const std::vector<Certificate>& presented, const PeerVerifyOpt
   verdict.presented = presented;
   verdict.at = std::chrono::system_clock::now();
   VerifyOptions verify = options.verify;
+  if (options.anchor) verify.trust = TrustOptions{options.anchor->pem_path(), ""};
   verify.name = name;
   verify.purpose = purpose;
   // gRPC does not pass the stapled OCSP response on, so a must-staple leaf cannot be judged

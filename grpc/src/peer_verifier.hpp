@@ -1,7 +1,10 @@
 #pragma once
 
 // Private to getcert::grpc: the verifier with the one option servers need on top of the public
-// make_verifier().
+// make_verifier(), and the target spelling both fetches (one-shot credentials, AnchorWatcher)
+// accept.
+
+#include <string_view>
 
 #include "getcert/grpc_reloading.hpp"
 
@@ -11,5 +14,8 @@ namespace getcert::grpc_tls::detail {
 // request, but do not require, client certificates); one that sends a certificate is judged.
 GetcertVerifier make_verifier(const PeerVerifyOptions& options, Purpose purpose,
                               bool certificate_optional);
+
+// gRPC spells DNS targets "dns:///host:port" (or "dns:host:port"); getcert dials host:port.
+std::string_view without_dns_scheme(std::string_view target);
 
 }  // namespace getcert::grpc_tls::detail

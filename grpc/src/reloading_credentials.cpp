@@ -13,6 +13,12 @@ namespace getcert::grpc_tls {
 Result<ReloadingChannelCredentials> reloading_channel_credentials(
     const ReloadingChannelOptions& options) {
   ReloadingChannelCredentials made;
+  if (options.anchor &&
+      (!options.peer.verify.trust.ca_file.empty() || !options.peer.verify.trust.ca_dir.empty())) {
+    return fail(
+        Errc::invalid_argument,
+        "give either an anchor to establish or a trust store (peer.verify.trust), not both");
+  }
   ::grpc::experimental::TlsChannelCredentialsOptions tls;
   if (options.identity) {
     auto watcher = IdentityWatcher::start(*options.identity, options.watch);
@@ -25,7 +31,14 @@ Result<ReloadingChannelCredentials> reloading_channel_credentials(
   // second, weaker opinion (and would need roots of their own to reload).
   tls.set_verify_server_certs(false);
   tls.set_check_call_host(false);
-  auto verifier = make_verifier(options.peer, Purpose::server);
+  PeerVerifyOptions peer = options.peer;
+  if (options.anchor) {
+    auto anchor = AnchorWatcher::establish(*options.anchor);
+    if (!anchor) return tl::unexpected(std::move(anchor.error()));
+    made.anchor = std::move(*anchor);
+    peer.anchor = made.anchor;
+  }
+  auto verifier = make_verifier(peer, Purpose::server);
   tls.set_certificate_verifier(verifier.verifier);
   made.verdicts = std::move(verifier.verdicts);
   made.credentials = ::grpc::experimental::TlsCredentials(tls);

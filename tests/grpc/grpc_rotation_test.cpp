@@ -28,6 +28,7 @@
 #include "getcert/grpc_reloading.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
+#include "support/net.hpp"
 #include "support/ocsp_responder.hpp"
 #include "support/skip.hpp"
 #include "support/tls_servers.hpp"
@@ -185,7 +186,7 @@ KeystoreSource keystore(const std::string& path, const std::string& password = k
 
 class RotatingServer {
  public:
-  explicit RotatingServer(getcert::grpc_tls::ReloadingServerOptions options) {
+  explicit RotatingServer(const getcert::grpc_tls::ReloadingServerOptions& options) {
     auto creds = getcert::grpc_tls::reloading_server_credentials(options);
     if (!creds) throw std::runtime_error("server credentials: " + creds.error().message);
     creds_ = std::move(*creds);
@@ -251,9 +252,13 @@ std::string sha256_of_pem_file(const std::string& path) {
   return certs->front().sha256;
 }
 
-// The leaf a brand-new connection is shown, as getcert's verifier saw it ("" if none).
-std::string leaf_seen_by_new_connection(const std::string& target) {
-  auto creds = getcert::grpc_tls::reloading_channel_credentials(trusting_root());
+// The leaf a brand-new connection is shown, as getcert's verifier saw it ("" if none), trusting
+// `ca_file` (default: the test PKI's root).
+std::string leaf_seen_by_new_connection(const std::string& target,
+                                        const std::string& ca_file = "") {
+  auto options = trusting_root();
+  if (!ca_file.empty()) options.peer.verify.trust.ca_file = ca_file;
+  auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
   if (!creds) throw std::runtime_error(creds.error().message);
   const auto call = echo(fresh_channel(target, creds->credentials));
   const auto verdict = creds->verdicts->last();
@@ -261,10 +266,11 @@ std::string leaf_seen_by_new_connection(const std::string& target) {
   return verdict->presented.front().sha256;
 }
 
-bool wait_until_new_connections_see(const std::string& target, const std::string& sha256) {
+bool wait_until_new_connections_see(const std::string& target, const std::string& sha256,
+                                    const std::string& ca_file = "") {
   const auto until = std::chrono::steady_clock::now() + 15s;
   while (std::chrono::steady_clock::now() < until) {
-    if (leaf_seen_by_new_connection(target) == sha256) return true;
+    if (leaf_seen_by_new_connection(target, ca_file) == sha256) return true;
     std::this_thread::sleep_for(100ms);
   }
   return false;
@@ -738,5 +744,419 @@ TEST_CASE("key stores in every form load, and a first version that cannot is an 
     CHECK((*watcher)->current_leaf().sha256 == sha256_of_pem_file(next.pem));
     CHECK(reports.events().back().outcome == ReloadOutcome::loaded);
     CHECK(reports.events().size() <= 2);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python's grpcio on the other side (tests/grpc/grpcio_peer.py): a peer that judges the chains
+// with its own verification, not getcert's and not through gRPC C++'s API.
+
+namespace {
+
+// Debian's python3-grpcio is installed for /usr/bin/python3, which a python3 earlier in PATH
+// (pyenv, a virtualenv) may not see: the first interpreter that imports grpc, "" when none does.
+// -I (isolated): neither the working directory nor PYTHON* variables can shadow the module.
+std::string python_with_grpcio() {
+  for (const char* name : {"python3", "/usr/bin/python3"}) {
+    std::string candidate = name;
+    const bool exists = candidate.front() == '/' ? std::filesystem::exists(candidate)
+                                                 : getcert::test::have_tool(candidate);
+    if (!exists) continue;
+    if (getcert::test::run({candidate, "-I", "-c", "import grpc"}, 30s).exit_code == 0) {
+      return candidate;
+    }
+  }
+  return "";
+}
+
+#define REQUIRE_GRPCIO(python)                                                        \
+  do {                                                                                \
+    if ((python).empty()) {                                                           \
+      GETCERT_SKIP("python3 with the grpc module (python3-grpcio) is not installed"); \
+    }                                                                                 \
+  } while (false)
+
+getcert::test::Process spawn_peer(const std::string& python, std::vector<std::string> args) {
+  args.insert(args.begin(), {python, "-I", GETCERT_GRPCIO_PEER});
+  getcert::test::SpawnOptions options;
+  options.die_with_parent = true;
+  return getcert::test::Process::spawn(args, options);
+}
+
+// The calls the Python client reported so far (its last "calls N failures M" line), -1 if none.
+int python_calls(const getcert::test::Process& peer) {
+  const std::string out = peer.stdout_text();
+  const auto at = out.rfind("calls ");
+  if (at == std::string::npos || (at != 0 && out[at - 1] != '\n')) return -1;
+  return std::stoi(out.substr(at + 6));
+}
+
+// Waits until the Python client made `more` calls beyond those it had reported at the start.
+bool python_makes_calls(getcert::test::Process& peer, int more) {
+  const int start = python_calls(peer);
+  return getcert::test::eventually(
+             [&] { return !peer.running() || python_calls(peer) >= start + more; }, 30s) &&
+         peer.running();
+}
+
+std::string peer_output(const getcert::test::Process& peer) {
+  return "python stdout:\n" + peer.stdout_text() + "python stderr:\n" + peer.stderr_text();
+}
+
+}  // namespace
+
+TEST_CASE("a server rotates while a python grpcio client keeps calling", "[grpc][grpcio]") {
+  REQUIRE_OPENSSL();
+  const std::string python = python_with_grpcio();
+  REQUIRE_GRPCIO(python);
+  const TempDir dir;
+  SecretVolume volume(dir, "tls.p12");
+  volume.publish(make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  Reports reports;
+  auto options = server_on(volume.path());
+  options.watch = fast_watch(&reports);
+  const RotatingServer server(options);
+
+  // grpcio verifies against the test root with its own code: a server that sent a wrong or
+  // incomplete chain at any moment of the rotation would fail one of its calls.
+  const std::string stop = dir / "stop";
+  auto client = spawn_peer(python, {"client", server.target(), pki("root.pem"), stop});
+  const bool ready = getcert::test::eventually(
+      [&] { return !client.running() || client.stdout_text().find("ready\n") == 0; }, 30s);
+  {
+    INFO(peer_output(client));
+    REQUIRE(ready);
+    REQUIRE(client.running());
+    REQUIRE(python_makes_calls(client, 10));
+  }
+
+  // 1. Same intermediate, new key.
+  const auto new_key = issue(dir, "rotated-key", "rotated key", Kind::server_leaf,
+                             pki("intermediate.pem"), pki("intermediate.key"));
+  volume.publish(make_p12(dir, new_key.key, new_key.pem, pki("intermediate.pem")));
+  REQUIRE(reports.wait_for(1));
+  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
+  CHECK(wait_until_new_connections_see(server.target(), sha256_of_pem_file(new_key.pem)));
+  // Every other call of the client is on a new connection: these see the new key.
+  CHECK(python_makes_calls(client, 20));
+
+  // 2. A new intermediate under the same root, and a leaf under it.
+  const auto new_ca = issue(dir, "intermediate-2", "getcert Test Intermediate CA 2",
+                            Kind::intermediate, pki("root.pem"), pki("root.key"));
+  const auto moved =
+      issue(dir, "moved", "moved to a new intermediate", Kind::server_leaf, new_ca.pem, new_ca.key);
+  volume.publish(make_p12(dir, moved.key, moved.pem, new_ca.pem));
+  REQUIRE(reports.wait_for(2));
+  CHECK(reports.events()[1].outcome == ReloadOutcome::loaded);
+  CHECK(wait_until_new_connections_see(server.target(), sha256_of_pem_file(moved.pem)));
+  CHECK(python_makes_calls(client, 20));
+
+  write_file(stop, std::string());
+  const auto exit_code = client.wait_for(30s);
+  INFO(peer_output(client));
+  REQUIRE(exit_code);
+  const std::string out = client.stdout_text();
+  CHECK(out.find("\nfail ") == std::string::npos);
+  CHECK(python_calls(client) >= 50);
+  CHECK_THAT(out, Contains(" failures 0\n"));
+  CHECK(*exit_code == 0);  // grpcio's own verdict: no call failed
+  CHECK(server.credentials().identity->generation() == 3);
+  CHECK(reports.events().size() == 2);
+}
+
+TEST_CASE("a client rotates its .p12 and a python grpcio mTLS server sees the new certificate",
+          "[grpc][grpcio]") {
+  REQUIRE_OPENSSL();
+  const std::string python = python_with_grpcio();
+  REQUIRE_GRPCIO(python);
+  const TempDir dir;
+  // grpcio requires a client certificate and verifies it against the test root itself.
+  const std::string stop = dir / "stop";
+  auto server = spawn_peer(
+      python, {"server", pki("ecdsa.key"), pki("ecdsa-chain.pem"), pki("root.pem"), stop});
+  int port = 0;
+  getcert::test::eventually(
+      [&] {
+        const std::string out = server.stdout_text();
+        if (out.rfind("listening ", 0) == 0) port = std::stoi(out.substr(10));
+        return port != 0 || !server.running();
+      },
+      30s);
+  {
+    INFO(peer_output(server));
+    REQUIRE(port != 0);
+  }
+  const std::string target = "localhost:" + std::to_string(port);
+
+  const std::string p12 = dir / "client.p12";
+  write_file(p12, make_p12(dir, pki("client.key"), pki("client.pem"), pki("intermediate.pem")));
+  Reports reports;
+  auto options = trusting_root();
+  options.identity = keystore(p12);
+  options.watch = fast_watch(&reports);
+  auto client = getcert::grpc_tls::reloading_channel_credentials(options);
+  REQUIRE(client);
+
+  const auto first = echo(fresh_channel(target, client->credentials), "before");
+  INFO(describe(first.status));
+  REQUIRE(first.status.ok());
+  CHECK(first.reply.message() == "before");
+  CHECK(first.reply.client_common_name() == "getcert test client");
+  // getcert judged grpcio's server certificate.
+  const auto verdict = client->verdicts->last();
+  REQUIRE(verdict);
+  CHECK(verdict->accepted);
+  CHECK(verdict->presented.front().sha256 == sha256_of_pem_file(pki("ecdsa.pem")));
+
+  const auto long_lived = fresh_channel(target, client->credentials);
+  REQUIRE(echo(long_lived).status.ok());
+  const auto rotated = issue(dir, "rotated-client", "rotated client", Kind::client_leaf,
+                             pki("intermediate.pem"), pki("intermediate.key"));
+  replace_file(p12, make_p12(dir, rotated.key, rotated.pem, pki("intermediate.pem")));
+  REQUIRE(reports.wait_for(1));
+  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
+
+  std::string seen;
+  const auto until = std::chrono::steady_clock::now() + 15s;
+  while (seen != "rotated client" && std::chrono::steady_clock::now() < until) {
+    const auto call = echo(fresh_channel(target, client->credentials));
+    INFO(describe(call.status));
+    REQUIRE(call.status.ok());
+    seen = call.reply.client_common_name();
+    if (seen != "rotated client") std::this_thread::sleep_for(100ms);
+  }
+  CHECK(seen == "rotated client");
+  // The connection made before the rotation keeps working with the identity it was made with.
+  const auto old = echo(long_lived);
+  INFO(describe(old.status));
+  CHECK(old.status.ok());
+  CHECK(old.reply.client_common_name() == "getcert test client");
+
+  write_file(stop, std::string());
+  const auto exit_code = server.wait_for(30s);
+  INFO(peer_output(server));
+  REQUIRE(exit_code);
+  CHECK(*exit_code == 0);
+  CHECK_THAT(server.stdout_text(),
+             Contains("peer getcert test client\n") && Contains("peer rotated client\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Roots from the anchor a getcert fetch established (AnchorWatcher)
+
+namespace {
+
+// A second root CA, an intermediate under it and a server leaf under that: where a server
+// moves when its CA changes.
+struct OtherCa {
+  std::string root;
+  Issued intermediate;
+  Issued leaf;
+};
+
+OtherCa other_ca(const TempDir& dir) {
+  OtherCa ca;
+  ca.root = dir / "root-2.pem";
+  const std::string key = dir / "root-2.key";
+  openssl({"req",
+           "-x509",
+           "-newkey",
+           "ec",
+           "-pkeyopt",
+           "ec_paramgen_curve:P-256",
+           "-nodes",
+           "-keyout",
+           key,
+           "-out",
+           ca.root,
+           "-days",
+           "30",
+           "-subj",
+           "/O=getcert tests/CN=getcert Test Root CA 2",
+           "-addext",
+           "basicConstraints=critical,CA:TRUE",
+           "-addext",
+           "keyUsage=critical,keyCertSign,cRLSign",
+           "-addext",
+           "subjectKeyIdentifier=hash"});
+  ca.intermediate = issue(dir, "intermediate-r2", "getcert Test Intermediate under Root 2",
+                          Kind::intermediate, ca.root, key);
+  ca.leaf = issue(dir, "leaf-r2", "server under root 2", Kind::server_leaf, ca.intermediate.pem,
+                  ca.intermediate.key);
+  return ca;
+}
+
+getcert::grpc_tls::AnchorSource anchor_of(const std::string& target, const std::string& trust,
+                                          Reports* reports) {
+  getcert::grpc_tls::AnchorSource source;
+  source.endpoint = target;
+  source.fetch.verify.trust.ca_file = trust;
+  source.min_refetch_interval = 1s;
+  source.on_change = reports->callback();
+  return source;
+}
+
+}  // namespace
+
+TEST_CASE("roots from a fetch's anchor follow a server that moves to a new CA", "[grpc][anchor]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+  const OtherCa moved = other_ca(dir);
+  // The store the anchor is taken from trusts both roots; the channel trusts only the anchor.
+  const std::string trusted = dir / "trusted.pem";
+  write_file(trusted, read_file(pki("root.pem")) + read_file(moved.root));
+  const std::string p12 = dir / "server.p12";
+  write_file(p12, make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  Reports server_reports;
+  auto server_options = server_on(p12);
+  server_options.watch = fast_watch(&server_reports);
+  const RotatingServer server(server_options);
+
+  Reports reports;
+  getcert::grpc_tls::ReloadingChannelOptions options;
+  options.anchor = anchor_of(server.target(), trusted, &reports);
+  auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+  if (!creds) FAIL(creds.error().message);
+  REQUIRE(creds->anchor);
+  CHECK(creds->anchor->current().sha256 == sha256_of_pem_file(pki("root.pem")));
+  CHECK(creds->anchor->generation() == 1);
+  CHECK(creds->anchor->fetches() == 1);
+  CHECK(sha256_of_pem_file(creds->anchor->pem_path()) == sha256_of_pem_file(pki("root.pem")));
+  struct stat st {};
+  REQUIRE(::stat(std::filesystem::path(creds->anchor->pem_path()).parent_path().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+
+  const auto before = echo(fresh_channel(server.target(), creds->credentials), "before");
+  INFO(describe(before.status));
+  REQUIRE(before.status.ok());
+  CHECK(creds->anchor->fetches() == 1);  // a chain that reaches the anchor fetches nothing
+
+  // Trust is narrowed to that anchor: a chain under the other root, which the fetch's store
+  // trusts, is not accepted as it is (proven on a channel whose anchor cannot be re-fetched).
+  {
+    auto narrow = options;
+    Reports ignored;
+    narrow.anchor = anchor_of(server.target(), trusted, &ignored);
+    narrow.anchor->min_refetch_interval = 1h;
+    auto pinned = getcert::grpc_tls::reloading_channel_credentials(narrow);
+    REQUIRE(pinned);
+
+    // The server moves to a chain under the other root.
+    write_file(dir / "moved.p12",
+               make_p12(dir, moved.leaf.key, moved.leaf.pem, moved.intermediate.pem));
+    replace_file(p12, getcert::test::read_bytes(dir / "moved.p12"));
+    REQUIRE(server_reports.wait_for(1));
+    REQUIRE(server_reports.events()[0].outcome == ReloadOutcome::loaded);
+    REQUIRE(wait_until_new_connections_see(server.target(), sha256_of_pem_file(moved.leaf.pem),
+                                           moved.root));
+
+    const auto refused = echo(fresh_channel(server.target(), pinned->credentials));
+    INFO(describe(refused.status));
+    CHECK(refused.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+    CHECK_THAT(refused.status.error_message(), Contains("getcert: localhost: "));
+    CHECK(pinned->anchor->fetches() == 1);
+    CHECK(pinned->anchor->current().sha256 == sha256_of_pem_file(pki("root.pem")));
+  }
+
+  // The first channel's interval has passed: its next handshake re-establishes the anchor
+  // through a fetch verified against the store, and the call goes through.
+  std::this_thread::sleep_for(1100ms);
+  const auto after = echo(fresh_channel(server.target(), creds->credentials), "after");
+  INFO(describe(after.status));
+  CHECK(after.status.ok());
+  CHECK(creds->anchor->generation() == 2);
+  CHECK(creds->anchor->fetches() == 2);
+  CHECK(creds->anchor->current().sha256 == sha256_of_pem_file(moved.root));
+  CHECK(sha256_of_pem_file(creds->anchor->pem_path()) == sha256_of_pem_file(moved.root));
+  const auto verdict = creds->verdicts->last();
+  REQUIRE(verdict);
+  CHECK(verdict->accepted);
+  CHECK(verdict->presented.front().sha256 == sha256_of_pem_file(moved.leaf.pem));
+  REQUIRE(reports.events().size() == 1);  // the first anchor is establish()'s result
+  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
+  REQUIRE(reports.events()[0].leaf);
+  CHECK(reports.events()[0].leaf->sha256 == sha256_of_pem_file(moved.root));
+  CHECK(reports.events()[0].path == server.target());
+  CHECK(reports.events()[0].generation == 2);
+
+  // Further handshakes reach the new anchor: no more fetches.
+  for (int i = 0; i < 3; ++i) {
+    CHECK(echo(fresh_channel(server.target(), creds->credentials)).status.ok());
+  }
+  CHECK(creds->anchor->fetches() == 2);
+}
+
+TEST_CASE("an anchor that cannot be re-established stays, and re-fetches are bounded",
+          "[grpc][anchor]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+  const OtherCa moved = other_ca(dir);
+  const std::string p12 = dir / "server.p12";
+  write_file(p12, make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  Reports server_reports;
+  auto server_options = server_on(p12);
+  server_options.watch = fast_watch(&server_reports);
+  const RotatingServer server(server_options);
+
+  // The store the anchor comes from trusts only the test root.
+  Reports reports;
+  getcert::grpc_tls::ReloadingChannelOptions options;
+  options.anchor = anchor_of(server.target(), pki("root.pem"), &reports);
+  options.anchor->min_refetch_interval = 3s;
+  auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+  if (!creds) FAIL(creds.error().message);
+  REQUIRE(echo(fresh_channel(server.target(), creds->credentials)).status.ok());
+
+  // The server moves to a root that store does not trust.
+  replace_file(p12, make_p12(dir, moved.leaf.key, moved.leaf.pem, moved.intermediate.pem));
+  REQUIRE(server_reports.wait_for(1));
+  REQUIRE(wait_until_new_connections_see(server.target(), sha256_of_pem_file(moved.leaf.pem),
+                                         moved.root));
+  std::this_thread::sleep_for(3100ms);
+
+  // Several handshakes within one interval: one fetch, one report, every call refused.
+  // (The fetch at establish() set the first wait: min_refetch_interval.)
+  for (int i = 0; i < 3; ++i) {
+    const auto call = echo(fresh_channel(server.target(), creds->credentials));
+    INFO(describe(call.status));
+    CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+    CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: "));
+  }
+  CHECK(creds->anchor->fetches() == 2);
+  // That fetch established nothing: the wait doubled (6 s), so one interval later still none.
+  std::this_thread::sleep_for(3100ms);
+  CHECK_FALSE(echo(fresh_channel(server.target(), creds->credentials)).status.ok());
+  CHECK(creds->anchor->fetches() == 2);
+  CHECK(creds->anchor->generation() == 1);
+  CHECK(creds->anchor->current().sha256 == sha256_of_pem_file(pki("root.pem")));
+  const auto events = reports.events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].outcome == ReloadOutcome::rejected);
+  CHECK(events[0].error.code == Errc::verification_failed);
+  CHECK(events[0].error.message.find('\n') == std::string::npos);
+  const auto verdict = creds->verdicts->last();
+  REQUIRE(verdict);
+  CHECK_FALSE(verdict->accepted);
+  REQUIRE_FALSE(verdict->problems.empty());
+  CHECK((verdict->problems.front().code == getcert::ProblemCode::unknown_issuer ||
+         verdict->problems.front().code == getcert::ProblemCode::untrusted_root ||
+         verdict->problems.front().code == getcert::ProblemCode::missing_intermediate));
+}
+
+TEST_CASE("anchor options: errors before any connection", "[grpc][anchor]") {
+  Reports reports;
+  getcert::grpc_tls::ReloadingChannelOptions options;
+  options.anchor = anchor_of("localhost:" + std::to_string(getcert::test::closed_port()),
+                             pki("root.pem"), &reports);
+  SECTION("both an anchor and a trust store") {
+    options.peer.verify.trust.ca_file = pki("root.pem");
+    auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE_FALSE(creds);
+    CHECK(creds.error().code == Errc::invalid_argument);
+  }
+  SECTION("an endpoint that cannot be reached: no anchor to start with") {
+    auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE_FALSE(creds);
+    CHECK(creds.error().code == Errc::connect_failed);
   }
 }

@@ -23,7 +23,11 @@
 // IdentityWatcher therefore decodes the key store itself, checks the key and certificate as a
 // pair, and only then writes key + chain as one PEM file (temp file + rename) into a private
 // 0700 directory, which gRPC's FileWatcherCertificateProvider re-reads once a second. See
-// docs-pending/grpcrot.md (the gRPC rotation docs).
+// docs/grpc.md.
+//
+// Roots: a CA file or directory (PeerVerifyOptions::verify.trust, reloaded when it changes), or
+// the anchor a getcert fetch of the server established (ReloadingChannelOptions::anchor, an
+// AnchorWatcher), re-established when a handshake's chain no longer reaches it.
 //
 // The library never logs: every reload and every verdict reaches the application through the
 // callbacks below (WatchOptions::on_reload, VerdictLog::set_callback), for it to log.
@@ -43,6 +47,7 @@
 
 #include "getcert/certificate.hpp"
 #include "getcert/error.hpp"
+#include "getcert/fetch.hpp"
 #include "getcert/secret.hpp"
 #include "getcert/verify.hpp"
 
@@ -137,6 +142,71 @@ class IdentityWatcher {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Roots from the anchor a getcert fetch established, re-established when the server moves
+
+struct AnchorSource {
+  // What getcert::fetch dials to establish the anchor: "host:port" (gRPC's "dns:///host:port"
+  // is accepted), usually the channel's own target.
+  std::string endpoint;
+  // How that fetch connects and judges the chain: fetch.verify.trust is the trust store the
+  // anchor is taken from (empty = the system store), with its pins, name, timeouts. "h2" is
+  // offered when fetch.connect.alpn is empty. The chain must verify (valid, not only with an
+  // AIA download or an intermediate from the store: see getcert::trust_anchor_pem).
+  FetchOptions fetch;
+  // Re-fetches are bounded, so a server whose chain reaches no anchor the trust store allows
+  // is not fetched from at every handshake: a fetch comes at least min_refetch_interval (at
+  // least 1 s) after the one before; each fetch that establishes no new anchor (it failed, or
+  // found the same one) doubles that wait, up to max_refetch_interval; a new anchor resets it.
+  std::chrono::milliseconds min_refetch_interval{1000};
+  std::chrono::milliseconds max_refetch_interval{60000};
+  // Where the private 0700 directory holding the anchor (anchor.pem, verify_chain's trust
+  // store) is created; "" = $TMPDIR, else /tmp. Removed when the watcher goes.
+  std::string work_dir;
+  // Called after each re-fetch that changed something (on the thread that asked for it: gRPC's
+  // handshake thread, or refresh()'s caller): `loaded` with the new anchor in `leaf`, or
+  // `rejected` with why the fetch established nothing (its Errc: connect_failed,
+  // verification_failed, ...; the anchor then stays). `path` is the endpoint. A re-fetch that
+  // finds the same anchor reports nothing. May be empty.
+  ReloadCallback on_change;
+};
+
+// The trust anchor of one endpoint, as a getcert fetch established it, kept in a private file
+// that getcert's verification reads as its only trust store. Thread-safe.
+//
+// Re-established on demand, never on a timer and never by re-reading per handshake: when a
+// handshake's chain does not reach the anchor (unknown_issuer, untrusted_root, self_signed,
+// missing_intermediate), the verifier calls refresh(), which fetches the endpoint again (bounded
+// by the intervals above; concurrent callers wait for that one fetch) and adopts the new
+// anchor only if that fetch verified against AnchorSource::fetch's trust store. The handshake
+// is then judged once more against the new anchor. So a server that moves to a chain under a
+// new root, trusted by that store, keeps being reached with no failed call, while trust stays
+// narrowed to the one root the endpoint chains to in between.
+class AnchorWatcher {
+ public:
+  // Fetches now: a chain that does not verify, or any fetch error, fails here (there is no
+  // anchor to keep yet). Errors: those of getcert::fetch and trust_anchor_pem, io_error for the
+  // private directory.
+  static Result<std::shared_ptr<AnchorWatcher>> establish(AnchorSource source);
+  AnchorWatcher(const AnchorWatcher&) = delete;
+  AnchorWatcher& operator=(const AnchorWatcher&) = delete;
+  ~AnchorWatcher();
+
+  // Fetches again unless the wait since the last fetch (see AnchorSource) has not passed; waits
+  // for a fetch another thread is making. Reports through AnchorSource::on_change.
+  void refresh();
+  Certificate current() const;       // the anchor in use
+  std::uint64_t generation() const;  // anchors established so far (1 = the first)
+  std::uint64_t fetches() const;     // fetches made, the first one included
+  std::string pem_path() const;      // the file verify_chain reads (0600, in a 0700 directory)
+
+  struct State;  // private
+
+ private:
+  explicit AnchorWatcher(std::shared_ptr<State> state);
+  std::shared_ptr<State> state_;
+};
+
+// ---------------------------------------------------------------------------------------------
 // getcert as the verifier of the peer's certificate
 
 struct PeerVerifyOptions {
@@ -156,6 +226,10 @@ struct PeerVerifyOptions {
   // Channels: verify against this name instead of the target's host (gRPC's
   // GRPC_SSL_TARGET_NAME_OVERRIDE_ARG is the usual reason).
   std::string name_override;
+  // When set, the anchor is the only root: verify.trust is replaced by its file, and a chain
+  // that does not reach it makes the verifier call anchor->refresh() and judge once more if the
+  // anchor changed. ReloadingChannelOptions::anchor sets it.
+  std::shared_ptr<AnchorWatcher> anchor;
 };
 
 // getcert's judgement of one handshake.
@@ -213,6 +287,10 @@ struct ReloadingChannelOptions {
   std::optional<KeystoreSource> identity;  // the client certificate for mutual TLS, if any
   PeerVerifyOptions peer;                  // how getcert judges the server
   WatchOptions watch;
+  // Trust the anchor a getcert fetch of the server establishes (see AnchorWatcher) instead of
+  // peer.verify.trust, which must then be empty (the anchor's own trust store is
+  // anchor->fetch.verify.trust).
+  std::optional<AnchorSource> anchor;
 };
 
 // Keep it as long as channels made with `credentials` live: the watcher owns the private copy
@@ -220,13 +298,15 @@ struct ReloadingChannelOptions {
 // reverse order, so `credentials` goes before `identity`).
 struct ReloadingChannelCredentials {
   std::shared_ptr<IdentityWatcher> identity;  // null without one
+  std::shared_ptr<AnchorWatcher> anchor;      // null without ReloadingChannelOptions::anchor
   std::shared_ptr<VerdictLog> verdicts;
   std::shared_ptr<::grpc::ChannelCredentials> credentials;
 };
 
 // Channel credentials whose server certificate is judged by getcert alone (gRPC's own chain
 // and host checks are switched off: getcert checks both, and more), and whose client identity
-// (if any) follows the key store. Errors: those of IdentityWatcher::start.
+// (if any) follows the key store. Errors: invalid_argument (both anchor and peer.verify.trust
+// given), those of IdentityWatcher::start, then those of AnchorWatcher::establish.
 Result<ReloadingChannelCredentials> reloading_channel_credentials(
     const ReloadingChannelOptions& options);
 
