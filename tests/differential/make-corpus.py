@@ -93,7 +93,7 @@ def make_cert(cn, issuer=None, key=None, *, ca=False, path_len=None, basic=DEFAU
               key_usage=DEFAULT, eku=DEFAULT, dns=(), ips=(), name_constraints=None,
               not_before=None, not_after=None, digest=None, subject_name=None, extra=(),
               basic_critical=True, eku_critical=False, nc_critical=True, ski=True, aki=DEFAULT,
-              serial=None):
+              serial=None, emails=()):
     """Issues a certificate; issuer None makes it self-signed. Returns Issued."""
     key = key or ec_key()
     name = subject_name if subject_name is not None else x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)] +
@@ -120,7 +120,8 @@ def make_cert(cn, issuer=None, key=None, *, ca=False, path_len=None, basic=DEFAU
         eku = None if ca else SERVER_AUTH
     if eku is not None:
         b = b.add_extension(x509.ExtendedKeyUsage(eku), critical=eku_critical)
-    sans = [x509.DNSName(d) for d in dns] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
+    sans = ([x509.DNSName(d) for d in dns] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
+            + [x509.RFC822Name(e) for e in emails])
     if sans:
         b = b.add_extension(x509.SubjectAlternativeName(sans), critical=False)
     if name_constraints is not None:
@@ -385,6 +386,28 @@ def build_cases(pki):
     c.append(Case("nc-permitted-ip-outside",
                   [pki.leaf("192.0.2.1", issuer=loop, dns=[], ips=["192.0.2.1"]), loop], std,
                   "192.0.2.1", "reject", code="name_constraint_violation"))
+
+    # rfc822Name constraints bind every email address of the leaf, whatever the purpose: a
+    # server leaf that also names a mailbox outside the permitted subtree is refused.
+    mail = make_cert("Permitted example.test mail CA", root, ca=True,
+                     name_constraints=x509.NameConstraints([x509.RFC822Name("example.test")],
+                                                           None))
+    c.append(Case("nc-email-permitted-inside",
+                  [pki.leaf("a.test", issuer=mail, emails=["ops@example.test"]), mail], std,
+                  "a.test", "accept"))
+    c.append(Case("nc-email-permitted-outside",
+                  [pki.leaf("a.test", issuer=mail, emails=["ops@other.test"]), mail], std,
+                  "a.test", "reject", code="name_constraint_violation"))
+    # RFC 5280 4.2.1.10: an emailAddress attribute in the subject is an rfc822Name too.
+    mail_subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "a.test"),
+                              x509.NameAttribute(NameOID.EMAIL_ADDRESS, "ops@other.test")])
+    c.append(Case("nc-email-subject-outside",
+                  [pki.leaf("a.test", issuer=mail, emails=["ops@example.test"],
+                            subject_name=mail_subject), mail], std, "a.test", "reject",
+                  code="name_constraint_violation",
+                  differ=lax("holds only the email SANs to rfc822Name constraints, not the "
+                             "subject's emailAddress (RFC 5280 4.2.1.10 says both)", "gnutls",
+                             "go", "pyca", "java")))
 
     # --- signatures and extensions -----------------------------------------------------------
     bad = pki.leaf()
