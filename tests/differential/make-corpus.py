@@ -473,6 +473,42 @@ def build_cases(pki):
                   std, "a.test", "reject", code="budget_exhausted",
                   profiles={"openssl": ("reject", "unknown_issuer", None)}))
 
+    # Hostile input: deep chains and huge name-constraint sets. run-differential.py holds
+    # getcert to a time bound on every hostile-* case.
+    def chain_of(depth, label):
+        cas = [root]
+        for i in range(depth):
+            cas.append(make_cert(f"{label} {i + 1}", cas[-1], ca=True))
+        return [pki.leaf("a.test", issuer=cas[-1])] + cas[:0:-1]
+
+    c.append(Case("hostile-deep-chain-10", chain_of(10, "Deep-10 CA"), std, "a.test", "accept",
+                  differ={"pyca": "pyca's default max_chain_depth is 8 intermediates"}))
+    # One more intermediate than OpenSSL's default depth (100) allows.
+    c.append(Case("hostile-deep-chain-101", chain_of(101, "Deep-101 CA"), std, "a.test",
+                  "reject", code="chain_too_long",
+                  differ={"gnutls": "certtool --verify sets no depth limit (GnuTLS's limit of "
+                                    "16 applies to TLS sessions)",
+                          "java": "Java's PKIX validator sets no depth limit on a chain sent "
+                                  "in order (maxPathLength bounds only its path builder)"}))
+    # 2,000 permitted subtrees against 100 SANs: 200,000 comparisons, within every bound.
+    many = [x509.DNSName(f"n{i}.test") for i in range(2000)]
+    wide = make_cert("Wide NC CA", root, ca=True,
+                     name_constraints=x509.NameConstraints(many, None))
+    c.append(Case("hostile-huge-name-constraints",
+                  [pki.leaf("a.n1999.test", issuer=wide,
+                            dns=[f"h{i}.n1999.test" for i in range(99)] + ["a.n1999.test"]),
+                   wide], std, "a.n1999.test", "accept"))
+    # 5,000 subtrees against 250 SANs: 1,250,000 comparisons, past rustls-webpki's and Go's
+    # 250,000 and OpenSSL's 2^20.
+    more = [x509.DNSName(f"m{i}.test") for i in range(5000)]
+    wider = make_cert("Wider NC CA", root, ca=True,
+                      name_constraints=x509.NameConstraints(more, None))
+    c.append(Case("hostile-name-constraints-over-budget",
+                  [pki.leaf("a.m4999.test", issuer=wider,
+                            dns=[f"h{i}.m4999.test" for i in range(249)] + ["a.m4999.test"]),
+                   wider], std, "a.m4999.test", "reject", code="budget_exhausted",
+                  differ={"java": "Java sets no bound on name-constraint comparisons"}))
+
     i1 = make_cert("Deep Intermediate 1", root, ca=True)
     i2 = make_cert("Deep Intermediate 2", i1, ca=True)
     deep = pki.leaf(issuer=i2)
