@@ -1,8 +1,9 @@
-// Email addresses in client certificates: rfc822Name name constraints (RFC 5280 4.2.1.10, in its
-// three forms: a whole mailbox, a host, a .domain) apply to the leaf's email SANs and to the
-// emailAddress attributes of its subject, and VerifyOptions::email must be one of its email
-// SANs. Every certificate is made here with OpenSSL's API (P-256 keys); the chains are judged
-// for the client purpose, the way a server checks the certificate a client presents.
+// Name constraints (RFC 5280 4.2.1.10): rfc822Name constraints in their three forms (a whole
+// mailbox, a host, a .domain) over the email SANs and the subject's emailAddress of client
+// certificates, with VerifyOptions::email; and the rules of verify/constraints.cpp over server
+// chains (where the extension may be, how it is marked, dNSName syntax, wildcards reaching an
+// excluded subtree), under each profile. Every certificate is made here with OpenSSL's API
+// (P-256 keys).
 
 #include <openssl/evp.h>
 #include <openssl/x509v3.h>
@@ -56,11 +57,16 @@ void add_entry(X509_NAME* name, const char* field, const std::string& value) {
                                      0) == 1);
 }
 
+struct Extras {
+  bool constraints_critical = true;
+  std::string eku = "clientAuth";
+};
+
 // issuer == nullptr: self-signed. An empty `san` or `subject_email` leaves it out; an empty
 // `constraints` ("permitted;email:example.test") makes no nameConstraints extension.
 X509Ptr make_cert(const std::string& cn, EVP_PKEY* key, X509* issuer, EVP_PKEY* signer, bool ca,
                   const std::string& constraints = "", const std::string& san = "",
-                  const std::string& subject_email = "") {
+                  const std::string& subject_email = "", const Extras& extras = {}) {
   static long serial = 5000;
   X509Ptr cert(X509_new());
   REQUIRE(X509_set_version(cert.get(), 2) == 1);
@@ -82,11 +88,12 @@ X509Ptr make_cert(const std::string& cn, EVP_PKEY* key, X509* issuer, EVP_PKEY* 
   } else {
     add_ext(cert.get(), signed_by, NID_basic_constraints, "critical,CA:FALSE");
     add_ext(cert.get(), signed_by, NID_key_usage, "critical,digitalSignature");
-    add_ext(cert.get(), signed_by, NID_ext_key_usage, "clientAuth");
+    add_ext(cert.get(), signed_by, NID_ext_key_usage, extras.eku);
   }
   if (!san.empty()) add_ext(cert.get(), signed_by, NID_subject_alt_name, san);
   if (!constraints.empty()) {
-    add_ext(cert.get(), signed_by, NID_name_constraints, "critical," + constraints);
+    add_ext(cert.get(), signed_by, NID_name_constraints,
+            (extras.constraints_critical ? "critical," : "") + constraints);
   }
   REQUIRE(X509_sign(cert.get(), signer, EVP_sha256()) > 0);
   return cert;
@@ -105,6 +112,11 @@ Certificate model(const X509Ptr& cert) {
 bool has_code(const Verification& v, ProblemCode code) {
   return std::any_of(v.errors.begin(), v.errors.end(),
                      [&](const getcert::VerifyProblem& p) { return p.code == code; });
+}
+
+bool has_warning(const Verification& v, ProblemCode code) {
+  return std::any_of(v.warnings.begin(), v.warnings.end(),
+                     [&](const getcert::VerifyNote& n) { return n.code == code; });
 }
 
 std::string codes(const Verification& v) {
@@ -216,4 +228,93 @@ TEST_CASE(
   CHECK_FALSE(v.ok);
   CHECK(has_code(v, ProblemCode::email_mismatch));
   CHECK_FALSE(has_code(v, ProblemCode::name_constraint_violation));
+}
+
+namespace {
+
+// A server chain: a root, a CA with `constraints` (marked as `critical` says) and a leaf for
+// `host` with the DNS SANs `san` (and `leaf_constraints` of its own), judged for `host`.
+struct ServerCase {
+  std::string constraints;
+  bool critical = true;
+  std::string san;
+  std::string host;
+  std::string leaf_constraints;
+};
+
+Verification judge_server(const ServerCase& c, getcert::Profile profile) {
+  TempDir dir;
+  const EvpPkeyPtr root_key = new_key();
+  const X509Ptr root = make_cert("Rules Root", root_key.get(), nullptr, root_key.get(), true);
+  const EvpPkeyPtr ca_key = new_key();
+  Extras ca_extras;
+  ca_extras.constraints_critical = c.critical;
+  const X509Ptr ca = make_cert("Rules CA", ca_key.get(), root.get(), root_key.get(), true,
+                               c.constraints, "", "", ca_extras);
+  const EvpPkeyPtr key = new_key();
+  Extras leaf_extras;
+  leaf_extras.eku = "serverAuth";
+  const X509Ptr leaf = make_cert(c.host, key.get(), ca.get(), ca_key.get(), false,
+                                 c.leaf_constraints, c.san, "", leaf_extras);
+  getcert::test::write_file(dir / "root.pem", getcert::to_pem({model(root)}));
+  VerifyOptions o;
+  o.trust.ca_file = dir / "root.pem";
+  o.name = c.host;
+  o.profile = profile;
+  o.fetch_missing = false;
+  auto v = getcert::verify_chain({model(leaf), model(ca)}, o);
+  REQUIRE(v);
+  return *v;
+}
+
+}  // namespace
+
+TEST_CASE("a non-critical nameConstraints: a webpki warning, an rfc5280 error", "[verify]") {
+  const ServerCase c{"permitted;DNS:good.test", false, "DNS:x.good.test", "x.good.test", ""};
+  const auto webpki = judge_server(c, getcert::Profile::webpki);
+  INFO(codes(webpki));
+  CHECK(webpki.ok);
+  CHECK(has_warning(webpki, ProblemCode::name_constraints_not_critical));
+  const auto strict = judge_server(c, getcert::Profile::rfc5280);
+  INFO(codes(strict));
+  CHECK_FALSE(strict.ok);
+  CHECK(has_code(strict, ProblemCode::name_constraints_not_critical));
+}
+
+TEST_CASE("nameConstraints in the leaf: refused by webpki, a warning under openssl", "[verify]") {
+  const ServerCase c{"", true, "DNS:a.test", "a.test", "permitted;DNS:a.test"};
+  const auto webpki = judge_server(c, getcert::Profile::webpki);
+  INFO(codes(webpki));
+  CHECK_FALSE(webpki.ok);
+  CHECK(has_code(webpki, ProblemCode::name_constraints_in_leaf));
+  const auto openssl = judge_server(c, getcert::Profile::openssl);
+  INFO(codes(openssl));
+  CHECK(openssl.ok);
+  CHECK(has_warning(openssl, ProblemCode::name_constraints_in_leaf));
+}
+
+TEST_CASE("a wildcard SAN whose expansion is excluded: excluded_wildcard (CVE-2025-61727)",
+          "[verify]") {
+  const ServerCase c{"excluded;DNS:bar.good.test", true, "DNS:*.good.test", "foo.good.test", ""};
+  const auto webpki = judge_server(c, getcert::Profile::webpki);
+  INFO(codes(webpki));
+  CHECK_FALSE(webpki.ok);
+  CHECK(has_code(webpki, ProblemCode::excluded_wildcard));
+  CHECK(judge_server(c, getcert::Profile::openssl).ok);
+  // A wildcard two labels above the exclusion expands to no excluded name.
+  const ServerCase deeper{"excluded;DNS:x.bar.good.test", true, "DNS:*.good.test", "foo.good.test",
+                          ""};
+  const auto fine = judge_server(deeper, getcert::Profile::webpki);
+  INFO(codes(fine));
+  CHECK(fine.ok);
+}
+
+TEST_CASE("a dNSName constraint with a leading period is not a DNS name", "[verify]") {
+  const ServerCase c{"permitted;DNS:.good.test", true, "DNS:x.good.test", "x.good.test", ""};
+  const auto webpki = judge_server(c, getcert::Profile::webpki);
+  INFO(codes(webpki));
+  CHECK_FALSE(webpki.ok);
+  CHECK(has_code(webpki, ProblemCode::invalid_name_constraint));
+  const auto openssl = judge_server(c, getcert::Profile::openssl);
+  CHECK(has_warning(openssl, ProblemCode::invalid_name_constraint));
 }
