@@ -506,6 +506,43 @@ TEST_CASE("a chain deeper than max_depth is refused, whatever other paths exist"
   CHECK(verify(presented, o).ok);
 }
 
+TEST_CASE("thousands of name constraints over hundreds of SANs: within the budget, or refused",
+          "[verify]") {
+  TempDir dir;
+  Pki pki;
+  const auto o = options_for(write_store(dir, "root.pem", {&pki.root}));
+  // A leaf with 100 DNS SANs and a CN: 101 names for each subtree to be compared with.
+  std::string sans = "DNS:host.test";
+  for (int i = 0; i < 99; ++i) sans += ",DNS:h" + std::to_string(i) + ".host.test";
+  auto judge = [&](int subtrees) {
+    std::string nc;
+    for (int i = 0; i < subtrees - 1; ++i) nc += "permitted;DNS:n" + std::to_string(i) + ".test,";
+    nc += "permitted;DNS:host.test";
+    const EvpPkeyPtr ca_key = new_key();
+    const X509Ptr ca = intermediate("Wide CA", ca_key.get(), "Path Root", pki.root_key.get(), nc);
+    CertSpec s = spec("host.test", "Wide CA", pki.leaf_key.get(), ca_key.get());
+    s.ca = false;
+    s.san = sans;
+    const X509Ptr leaf = make_cert(s);
+    return verify({&leaf, &ca}, o);
+  };
+  SECTION("2,000 subtrees: 202,000 comparisons, under rustls-webpki's 250,000") {
+    const auto v = judge(2000);
+    INFO(codes(v));
+    CHECK(v.ok);
+  }
+  SECTION("3,000 subtrees: 303,000 comparisons, refused with budget_exhausted") {
+    const auto v = judge(3000);
+    INFO(codes(v));
+    CHECK_FALSE(v.ok);
+    REQUIRE(has_code(v.errors, ProblemCode::budget_exhausted));
+    const auto e = std::find_if(v.errors.begin(), v.errors.end(), [](const auto& p) {
+      return p.code == ProblemCode::budget_exhausted;
+    });
+    CHECK_THAT(e->reason, Catch::Matchers::Contains("250,000 name-constraint comparisons"));
+  }
+}
+
 TEST_CASE("a first path that verifies costs no search", "[verify]") {
   TempDir dir;
   Pki pki;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Differential verification test: getcert against OpenSSL, GnuTLS, Go and a real gRPC client.
+"""Differential verification test: getcert against OpenSSL, GnuTLS, Go, pyca, Java and gRPC.
 
 Usage: run-differential.py --getcert BIN --work DIR [--verbose] [--only CASE...]
 
@@ -20,6 +20,9 @@ Verifiers and how they are run (see README, "Verification policy compared"):
   getcert:PROFILE  the same with --profile PROFILE (openssl, rfc5280); plain getcert is webpki
   pyca     pyca_verify.py: cryptography.x509.verification (pyca/cryptography 43 or later), run
            by the first python3 that has it (Debian 12's python3-cryptography 38 does not)
+  java     javaverify/JavaVerify.java, compiled here with javac: Java 17's PKIX validator for the
+           TLS server variant (what SunJSSE's trust manager runs, revocation off) at the case's
+           time, then its HTTPS host name check; one JVM judges every case (a batch on stdin)
   grpc     grpc_probe.py: grpcio's secure channel (root certificates, ssl_target_name_override
            = NAME) to a TLS server on 127.0.0.1 that presents chain.pem with ALPN h2; only for
            the cases verified "now" (gRPC cannot take a verification time)
@@ -42,11 +45,17 @@ import time
 SKIP_MARKER = "GETCERT-TEST-SKIPPED"
 HERE = os.path.dirname(os.path.abspath(__file__))
 VERIFIERS = ["getcert", "getcert:openssl", "getcert:rfc5280", "openssl", "gnutls", "go", "grpc",
-             "pyca"]
+             "pyca", "java"]
+# The JDK-internal packages JavaVerify calls (what SunJSSE's trust manager is made of).
+JAVA_EXPORTS = ["--add-exports", "java.base/sun.security.validator=ALL-UNNAMED",
+                "--add-exports", "java.base/sun.security.util=ALL-UNNAMED"]
 SERVER_AUTH_OID = "1.3.6.1.5.5.7.3.1"
 # Seconds; a generous bound, never reached by a healthy tool (pyca's import alone takes seconds
 # on a loaded machine).
 TOOL_TIMEOUT = 60
+# getcert's bound on each hostile-* case, a whole process run included: its budgets end such
+# input in milliseconds; seconds only on a machine loaded by the rest of the suite.
+HOSTILE_SECONDS = 10
 
 
 class Outcome:
@@ -103,6 +112,7 @@ def rfc3339(epoch):
 # --- verifiers ---------------------------------------------------------------------------------
 
 def verify_getcert(binary, case_dir, name, at, profile=None):
+    started = time.monotonic()
     rc, out, err = run([binary, "show", os.path.join(case_dir, "chain.pem"), "--verify",
                         "--host", name, "--ca-file", os.path.join(case_dir, "roots.pem"),
                         "--at", rfc3339(at), "-o", "json"] +
@@ -113,6 +123,10 @@ def verify_getcert(binary, case_dir, name, at, profile=None):
         return Outcome("error", f"exit {rc}: {err.strip()[:200]}")
     codes = [e["code"] for e in verification["errors"]]
     warnings = json.dumps(verification.get("warnings", []))
+    took = time.monotonic() - started
+    if os.path.basename(case_dir).startswith("hostile-") and took > HOSTILE_SECONDS:
+        return Outcome("error", f"took {took:.1f} s, over the {HOSTILE_SECONDS} s bound for "
+                                "hostile input", codes, warnings)
     if verification.get("profile") != (profile or "webpki"):
         return Outcome("error", f"the report names profile {verification.get('profile')}")
     if rc == 0 and verification["ok"]:
@@ -174,6 +188,49 @@ def verify_pyca(python, case_dir, name, at):
     if rc == 0 and out.startswith("reject"):
         return Outcome("reject", out.strip()[len("reject: "):])
     return Outcome("error", f"exit {rc}: {err.strip()[-200:]}")
+
+
+def verify_java_batch(classes, jobs):
+    """Judges every (case_dir, name, at) of jobs in one JVM; returns {case_dir: Outcome}."""
+    lines = "".join("\t".join([os.path.join(d, "chain.pem"), os.path.join(d, "roots.pem"), name,
+                               str(at)]) + "\n" for d, name, at in jobs)
+    try:
+        p = subprocess.run(["java"] + JAVA_EXPORTS + ["-cp", classes, "JavaVerify"], input=lines,
+                           capture_output=True, text=True, timeout=TOOL_TIMEOUT * 2, check=False)
+        answers = p.stdout.splitlines() if p.returncode == 0 else []
+        why = f"exit {p.returncode}: {p.stderr.strip()[-200:]}"
+    except subprocess.TimeoutExpired:
+        answers, why = [], "timed out"
+    if len(answers) != len(jobs):
+        return {d: Outcome("error", f"JavaVerify gave {len(answers)} answers for {len(jobs)} "
+                                    f"cases ({why})") for d, _, _ in jobs}
+    out = {}
+    for (d, _, _), answer in zip(jobs, answers):
+        if answer == "accept":
+            out[d] = Outcome("accept")
+        elif answer.startswith("reject: "):
+            out[d] = Outcome("reject", answer[len("reject: "):])
+        else:
+            out[d] = Outcome("error", answer[:200])
+    return out
+
+
+def build_java(work):
+    """Compiles JavaVerify into WORK/java; returns (class dir, None) or (None, why not)."""
+    if not (shutil.which("javac") and shutil.which("java")):
+        return None, "javac is not installed (Debian package openjdk-17-jdk-headless)"
+    out = os.path.join(work, "java")
+    os.makedirs(out, exist_ok=True)
+    try:
+        # -XDignore.symbol.file and -nowarn: the internal API is used on purpose.
+        p = subprocess.run(["javac", "-nowarn", "-XDignore.symbol.file"] + JAVA_EXPORTS +
+                           ["-d", out, os.path.join(HERE, "javaverify", "JavaVerify.java")],
+                           capture_output=True, text=True, timeout=120, check=False)
+    except subprocess.TimeoutExpired:
+        return None, "javac timed out"
+    if p.returncode != 0:
+        return None, "javac failed: " + p.stderr.strip()[:300]
+    return out, None
 
 
 def find_pyca():
@@ -397,6 +454,9 @@ def main():
     tools["grpc"], why = find_grpc()
     if why:
         skipped["grpc"] = why
+    tools["java"], why = build_java(args.work)
+    if why:
+        skipped["java"] = why
     tools["pyca"], why = find_pyca()
     if why:
         skipped["pyca"] = why
@@ -405,8 +465,17 @@ def main():
     if args.only:
         cases = [c for c in cases if c in args.only]
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        # The JVM starts once and judges the whole corpus while the other verifiers run.
+        java = None
+        if tools["java"]:
+            jobs = [(os.path.join(corpus, c), read(os.path.join(corpus, c), "name"),
+                     int(read(os.path.join(corpus, c), "at"))) for c in cases]
+            java = pool.submit(verify_java_batch, tools["java"], jobs)
         done = dict(zip(cases, pool.map(lambda c: check_case(os.path.join(corpus, c), tools),
                                         cases)))
+        java_results = java.result() if java else {}
+    for c in cases:
+        done[c][1]["java"] = java_results.get(os.path.join(corpus, c), Outcome("skip"))
 
     width = max(len(c) for c in cases)
     def col(v):

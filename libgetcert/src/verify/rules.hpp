@@ -51,6 +51,16 @@ struct RuleBudget {
     --name_constraint_comparisons;
     return true;
   }
+  // Takes `n` comparisons at once; false (and exhausted) when fewer are left.
+  bool spend(std::size_t n) {
+    if (n > name_constraint_comparisons) {
+      name_constraint_comparisons = 0;
+      exhausted = true;
+      return false;
+    }
+    name_constraint_comparisons -= n;
+    return true;
+  }
 };
 
 std::vector<RuleFinding> check_name_rules(const PathView& path);
