@@ -2,12 +2,16 @@
 
 // TLS for the listener (web config): cpp-httplib's SSLServer (Debian's build has OpenSSL).
 #include <httplib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <csignal>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -47,6 +51,20 @@ constexpr time_t kReadTimeoutSeconds = 5;
 // Threads beyond the probe bound: /metrics, /, reloads and the 503 answers keep flowing while
 // every probe slot is taken.
 constexpr std::size_t kSpareThreads = 8;
+// glibc's malloc gives a thread that finds its arena locked another one, up to 8 per core, and
+// each arena keeps the pages of what its threads freed: with 32 clients, resident memory crept
+// by 4.6 MiB over 9,000 probes and had not levelled off (no leak: with one arena it stayed
+// flat). A few arenas level off within the first thousand probes; more than one per core buys
+// nothing, as no more threads than cores allocate at once.
+constexpr unsigned kMaxMallocArenas = 4;
+
+void bound_malloc_arenas() {
+#ifdef __GLIBC__
+  if (std::getenv("MALLOC_ARENA_MAX") != nullptr) return;  // the operator's choice stands
+  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  (void)mallopt(M_ARENA_MAX, static_cast<int>(std::min(cores, kMaxMallocArenas)));
+#endif
+}
 
 void notify_systemd([[maybe_unused]] const char* state) {
 #ifdef GETCERT_HAVE_SYSTEMD
@@ -499,6 +517,7 @@ int serve(const ServeOptions& options, Terminal& term) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &set, &old);
+  bound_malloc_arenas();  // before the threads that would each get an arena
   Exporter exporter(options, log, std::move(loaded->config), std::move(loaded->web));
   const int rc = exporter.run();
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
