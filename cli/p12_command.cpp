@@ -514,7 +514,13 @@ class P12Command final : public Command {
     const Secret key_pem(std::string_view(reinterpret_cast<const char*>(key->data()), key->size()));
     secure_wipe(key->data(), key->size());
     auto der = pkcs12::create(key_pem, certs, options);
-    if (!der) return report_error(term, global, der.error());
+    if (!der) {
+      Error e = der.error();
+      if (e.code == Errc::wrong_key_password && key_passphrase_file_.empty()) {
+        e.message += "; give its passphrase with --key-passphrase-file";
+      }
+      return report_error(term, global, e);
+    }
     const std::string_view bytes(reinterpret_cast<const char*>(der->data()), der->size());
     if (auto ok = write_files_atomically({{create_out_, bytes, 0600}}, force_); !ok) {
       return report_error(term, global, ok.error());

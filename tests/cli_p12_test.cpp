@@ -355,6 +355,37 @@ TEST_CASE("p12 info -o json describes MAC, safes, bags and identities, never the
   }
 }
 
+TEST_CASE("p12 create: an encrypted key without its passphrase, or with a wrong one, is exit 7",
+          "[cli][pkcs12]") {
+  TempDir tmp;
+  write_file(tmp / "pw", kPassword + "\n");
+  write_file(tmp / "right", "key passphrase\n");
+  write_file(tmp / "wrong", "not it\n");
+  const auto enc = getcert::test::run({GETCERT_TEST_OPENSSL, "pkey", "-in", pki("rsa.key"),
+                                       "-aes256", "-passout", "file:" + tmp / "right"});
+  REQUIRE(enc.exit_code == 0);
+  write_file(tmp / "enc.key", enc.out);
+  const std::vector<std::string> base{"create",       "--key",           tmp / "enc.key", "--cert",
+                                      pki("rsa.pem"), "--password-file", tmp / "pw"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return p12(args);
+  };
+  const auto missing = with({"-o", tmp / "a.p12"});
+  INFO(explain(missing));
+  CHECK(missing.exit_code == kExitWrongPassword);
+  CHECK_THAT(missing.err, Contains("--key-passphrase-file"));
+  CHECK_FALSE(std::filesystem::exists(tmp / "a.p12"));
+  const auto wrong = with({"-o", tmp / "b.p12", "--key-passphrase-file", tmp / "wrong"});
+  INFO(explain(wrong));
+  CHECK(wrong.exit_code == kExitWrongPassword);
+  CHECK_FALSE(std::filesystem::exists(tmp / "b.p12"));
+  const auto right = with({"-o", tmp / "c.p12", "--key-passphrase-file", tmp / "right"});
+  INFO(explain(right));
+  CHECK(right.exit_code == kExitOk);
+}
+
 TEST_CASE("p12 create: modern by default, --legacy for old importers, both read back",
           "[cli][pkcs12]") {
   TempDir tmp;

@@ -104,8 +104,7 @@ Result<pkcs12::Bundle> bundle_from_pem(std::string_view text,
   auto pfx = pkcs12::create(key, *certs, create);
   if (!pfx) {
     // A wrong or missing passphrase of an encrypted key is a password problem, as for a .p12.
-    if (key.view().find("ENCRYPTED") != std::string_view::npos &&
-        pfx.error().message.find("passphrase") != std::string::npos) {
+    if (pfx.error().code == Errc::wrong_key_password) {
       return fail(Errc::wrong_password, "the PEM private key does not decrypt with the password");
     }
     return tl::unexpected(std::move(pfx.error()));

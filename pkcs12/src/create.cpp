@@ -50,11 +50,20 @@ Result<std::vector<std::uint8_t>> create(const Secret& key_pem,
     key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, passphrase_callback,
                                       const_cast<Password*>(pass)));
     if (!key) {
-      return fail(Errc::invalid_argument,
-                  pass == nullptr
-                      ? "no readable private key in the key PEM (an encrypted key needs "
-                        "its passphrase)"
-                      : "no readable private key in the key PEM (wrong passphrase?)",
+      // An encrypted key (PKCS#8 or the traditional Proc-Type form) that does not open with the
+      // passphrase given is a password problem, as for a .p12; told by the PEM's armour, which
+      // OpenSSL's reason codes do not name consistently across key formats.
+      const std::string_view pem = key_pem.view();
+      const bool encrypted = pem.find("-----BEGIN ENCRYPTED PRIVATE KEY-----") != pem.npos ||
+                             pem.find("Proc-Type: 4,ENCRYPTED") != pem.npos;
+      if (encrypted) {
+        return fail(Errc::wrong_key_password,
+                    pass == nullptr
+                        ? "the private key is encrypted and no passphrase was given for it"
+                        : "the encrypted private key does not decrypt with the passphrase given",
+                    internal::drain_errors());
+      }
+      return fail(Errc::invalid_argument, "no readable private key in the key PEM",
                   internal::drain_errors());
     }
   }

@@ -190,7 +190,11 @@ TEST_CASE("create: empty password, non-ASCII password, certs only, encrypted key
     options.iterations = 2048;
     const auto without = create(enc.out, certs, options);
     REQUIRE_FALSE(without.has_value());
-    CHECK(without.error().code == Errc::invalid_argument);
+    CHECK(without.error().code == Errc::wrong_key_password);
+    options.key_passphrase = "not the passphrase";
+    const auto wrong = create(enc.out, certs, options);
+    REQUIRE_FALSE(wrong.has_value());
+    CHECK(wrong.error().code == Errc::wrong_key_password);
     options.key_passphrase = "keypass";
     CHECK(create(enc.out, certs, options).has_value());
   }

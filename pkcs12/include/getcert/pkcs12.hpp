@@ -238,8 +238,9 @@ struct CreateOptions {
 // Builds a PFX from a private key (PEM: PKCS#8, encrypted PKCS#8 or traditional) and its
 // certificates, leaf first, then the chain in any order. `certs` may be empty (key-only file);
 // `key_pem` may be empty for a certificate-only file (trust store: every cert is a CA cert).
-// Errors: invalid_argument (no key in key_pem, wrong key passphrase, key does not match the leaf,
-// nothing to store, iterations beyond INT_MAX), internal (OpenSSL failure). Returns the DER
+// Errors: invalid_argument (no key in key_pem, key does not match the leaf, nothing to store,
+// iterations beyond INT_MAX), wrong_key_password (an encrypted key without key_passphrase, or
+// one that key_passphrase does not open), internal (OpenSSL failure). Returns the DER
 // bytes; the caller decides where to write them. Never prompts on a terminal.
 Result<std::vector<std::uint8_t>> create(const Secret& key_pem,
                                          const std::vector<Certificate>& certs,
