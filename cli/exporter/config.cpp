@@ -139,11 +139,8 @@ Result<ClientIdentity> load_identity(const ConfigError& err, const YAML::Node& n
   }
   for (const auto& id : store->bundle.identities) {
     if (!id.leaf) continue;
-    std::string certs = id.leaf->pem();
-    for (const auto& c : id.chain) {
-      if (!c.self_signed) certs += c.pem();
-    }
-    return ClientIdentity{std::move(certs), id.key.pem()};
+    // The server has the root already; sending it only costs bytes.
+    return ClientIdentity{to_pem(leaf_plus_intermediates(*id.leaf, id.chain)), id.key.pem()};
   }
   return err.at(node, key + ".keystore_file",
                 src.keystore_file + " holds no private key with its certificate");
