@@ -54,8 +54,9 @@ Result<std::vector<std::uint8_t>> create(const Secret& key_pem,
       // passphrase given is a password problem, as for a .p12; told by the PEM's armour, which
       // OpenSSL's reason codes do not name consistently across key formats.
       const std::string_view pem = key_pem.view();
-      const bool encrypted = pem.find("-----BEGIN ENCRYPTED PRIVATE KEY-----") != pem.npos ||
-                             pem.find("Proc-Type: 4,ENCRYPTED") != pem.npos;
+      const bool encrypted =
+          pem.find("-----BEGIN ENCRYPTED PRIVATE KEY-----") != std::string_view::npos ||
+          pem.find("Proc-Type: 4,ENCRYPTED") != std::string_view::npos;
       if (encrypted) {
         return fail(Errc::wrong_key_password,
                     pass == nullptr
