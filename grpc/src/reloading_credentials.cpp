@@ -19,18 +19,13 @@ Result<ReloadingChannelCredentials> reloading_channel_credentials(
         Errc::invalid_argument,
         "give either an anchor to establish or a trust store (peer.verify.trust), not both");
   }
-  ::grpc::experimental::TlsChannelCredentialsOptions tls;
+  // Everything that can fail comes before gRPC's options object: in gRPC 1.51 an options object
+  // that never reaches TlsCredentials() leaks the C structure it allocated.
   if (options.identity) {
     auto watcher = IdentityWatcher::start(*options.identity, options.watch);
     if (!watcher) return tl::unexpected(std::move(watcher.error()));
     made.identity = std::move(*watcher);
-    tls.set_certificate_provider(made.identity->provider());
-    tls.watch_identity_key_cert_pairs();
   }
-  // getcert judges the chain, the name and everything else; gRPC's own checks would only be a
-  // second, weaker opinion (and would need roots of their own to reload).
-  tls.set_verify_server_certs(false);
-  tls.set_check_call_host(false);
   PeerVerifyOptions peer = options.peer;
   if (options.anchor) {
     auto anchor = AnchorWatcher::establish(*options.anchor);
@@ -38,6 +33,15 @@ Result<ReloadingChannelCredentials> reloading_channel_credentials(
     made.anchor = std::move(*anchor);
     peer.anchor = made.anchor;
   }
+  ::grpc::experimental::TlsChannelCredentialsOptions tls;
+  if (made.identity) {
+    tls.set_certificate_provider(made.identity->provider());
+    tls.watch_identity_key_cert_pairs();
+  }
+  // getcert judges the chain, the name and everything else; gRPC's own checks would only be a
+  // second, weaker opinion (and would need roots of their own to reload).
+  tls.set_verify_server_certs(false);
+  tls.set_check_call_host(false);
   auto verifier = make_verifier(peer, Purpose::server);
   tls.set_certificate_verifier(verifier.verifier);
   made.verdicts = std::move(verifier.verdicts);
