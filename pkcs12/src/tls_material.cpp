@@ -1,5 +1,7 @@
 #include "getcert/tls_material.hpp"
 
+#include "getcert/fetch.hpp"
+
 #include <cstddef>
 #include <string>
 #include <utility>

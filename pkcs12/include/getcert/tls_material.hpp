@@ -19,10 +19,13 @@
 #include <vector>
 
 #include "getcert/error.hpp"
-#include "getcert/fetch.hpp"
 #include "getcert/pkcs12.hpp"
 
 namespace getcert {
+
+// Only named here: a key-store header does not pull in the TLS side. Code that has a FetchResult
+// has already included getcert/fetch.hpp.
+struct FetchResult;
 
 // What a TLS client needs, as PEM text. Field names follow gRPC's SslCredentialsOptions
 // (pem_root_certs, pem_private_key, pem_cert_chain).
