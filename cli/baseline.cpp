@@ -194,7 +194,7 @@ Baseline::~Baseline() = default;
 std::size_t Baseline::size() const noexcept { return entries_.size(); }
 
 Result<Baseline> Baseline::load(const std::string& path) {
-  const std::string name = "baseline '" + escape_untrusted(path) + "'";
+  const std::string name = "baseline " + quote_name(path);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     return fail(Errc::io_error, "cannot read " + name + ": " + std::strerror(errno));
@@ -249,7 +249,7 @@ Result<Baseline> Baseline::load(const std::string& path) {
     const auto [at, fresh] = baseline.by_input_.emplace(entry.input, baseline.entries_.size());
     if (!fresh) {
       baseline.problems_.push_back(
-          {number, "input '" + escape_untrusted(entry.input) + "' again (first on line " +
+          {number, "input " + quote_name(entry.input) + " again (first on line " +
                        std::to_string(baseline.entries_[at->second].line) + ")"});
       continue;
     }

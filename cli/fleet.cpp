@@ -23,6 +23,7 @@
 
 #include "exit_codes.hpp"
 #include "getcert/text.hpp"
+#include "internal/owners.hpp"
 #include "render_prometheus.hpp"
 #include "report.hpp"
 #include "step_log.hpp"
@@ -374,8 +375,8 @@ bool is_fleet_run(const FleetArgs& args, std::size_t positional_targets) {
 
 Result<Shard> parse_shard(const std::string& text) {
   const auto bad = [&] {
-    return fail(Errc::invalid_argument, "--shard '" + escape_untrusted(text) +
-                                            "' is not I/N with 1 <= I <= N (e.g. --shard 2/5)");
+    return fail(Errc::invalid_argument,
+                "--shard " + quote_name(text) + " is not I/N with 1 <= I <= N (e.g. --shard 2/5)");
   };
   const auto slash = text.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) return bad();
@@ -397,8 +398,8 @@ struct TargetList::Source {
   enum class Got { line, end, too_long_to_skip, failed, stopped };
 
   std::string path;
-  int fd = -1;
-  bool own_fd = false;
+  int fd = -1;               // what is read: stdin's, or `owned`
+  internal::UniqueFd owned;  // a file this list opened, closed with it
   std::istream* stream = nullptr;
   std::string pending;  // read but not yet returned
   bool eof = false;
@@ -409,9 +410,7 @@ struct TargetList::Source {
   Source() = default;
   Source(const Source&) = delete;
   Source& operator=(const Source&) = delete;
-  ~Source() {
-    if (own_fd && fd >= 0) ::close(fd);
-  }
+  ~Source() = default;
 
   // Reads more into `pending`; false at the end, on an error or when stopped.
   bool fill(const std::function<bool()>& stop, Got& why) {
@@ -527,18 +526,18 @@ Result<TargetList> TargetList::open(std::vector<std::string> positional,
     } else {
       struct stat st {};
       if (::stat(path.c_str(), &st) != 0) {
-        return fail(Errc::io_error, "cannot read targets file '" + escape_untrusted(path) +
-                                        "': " + std::strerror(errno));
+        return fail(Errc::io_error,
+                    "cannot read targets file " + quote_name(path) + ": " + std::strerror(errno));
       }
       if (S_ISDIR(st.st_mode)) {
-        return fail(Errc::io_error, "targets file '" + escape_untrusted(path) + "' is a directory");
+        return fail(Errc::io_error, "targets file " + quote_name(path) + " is a directory");
       }
-      source->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+      source->owned.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+      source->fd = source->owned.get();
       if (source->fd < 0) {
-        return fail(Errc::io_error, "cannot read targets file '" + escape_untrusted(path) +
-                                        "': " + std::strerror(errno));
+        return fail(Errc::io_error,
+                    "cannot read targets file " + quote_name(path) + ": " + std::strerror(errno));
       }
-      source->own_fd = true;
     }
     list.files_.push_back(std::move(source));
   }
@@ -553,9 +552,8 @@ std::optional<std::string> TargetList::next_line() {
   std::string line;
   while (current_file_ < files_.size() && !error_) {
     Source& source = *files_[current_file_];
-    const std::string name = source.path == "-"
-                                 ? std::string("standard input")
-                                 : "targets file '" + escape_untrusted(source.path) + "'";
+    const std::string name = source.path == "-" ? std::string("standard input")
+                                                : "targets file " + quote_name(source.path);
     switch (source.read_line(line, stop_)) {
       case Source::Got::line: {
         std::string target = target_on_line(line);

@@ -67,15 +67,15 @@ Result<std::vector<std::string>> plan_directories(const std::vector<std::string>
   for (const auto& input : inputs) {
     const std::string path = base + "/" + folder_name_for(input);
     if (!is_inside(base, path)) {
-      return fail(Errc::internal, "output folder for '" + escape_untrusted(input) +
-                                      "' would leave '" + escape_untrusted(base) + "'");
+      return fail(Errc::internal,
+                  "output folder for " + quote_name(input) + " would leave " + quote_name(base));
     }
     const auto [it, fresh] = owner.emplace(path, input);
     if (!fresh) {
       return fail(Errc::invalid_argument,
-                  "'" + escape_untrusted(it->second) + "' and '" + escape_untrusted(input) +
-                      "' would both be written to '" + escape_untrusted(path) +
-                      "'; nothing was written (rename one, or convert them in separate runs)");
+                  quote_name(it->second) + " and " + quote_name(input) +
+                      " would both be written to " + quote_name(path) +
+                      "; nothing was written (rename one, or convert them in separate runs)");
     }
     dirs.push_back(path);
   }
@@ -381,9 +381,8 @@ class P12Command final : public Command {
     std::set<std::string> paths;
     for (const auto& f : files) {
       if (!paths.insert(f.path).second) {
-        return report_error(
-            term, global,
-            Error(Errc::internal, "two outputs planned for '" + escape_untrusted(f.path) + "'"));
+        return report_error(term, global,
+                            Error(Errc::internal, "two outputs planned for " + quote_name(f.path)));
       }
     }
     if (files.empty()) {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "internal/owners.hpp"
 #include "report.hpp"
 
 namespace {
@@ -146,9 +147,9 @@ Result<std::optional<pkcs12::SecureString>> read_password(const PasswordArgs& ar
 }
 
 Result<pkcs12::SecureString> prompt_password(const std::string& prompt, Terminal& term) {
-  const int fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC);
+  const internal::UniqueFd tty(::open("/dev/tty", O_RDWR | O_CLOEXEC));
+  const int fd = tty.get();
   if (fd < 0 || !term.stdin_is_tty) {
-    if (fd >= 0) ::close(fd);
     return fail(Errc::invalid_argument,
                 "a password is needed and there is no terminal to ask on: use --password-file, "
                 "--password-env or --password-stdin");
@@ -178,7 +179,6 @@ Result<pkcs12::SecureString> prompt_password(const std::string& prompt, Terminal
   }
   if (restore) ::tcsetattr(fd, TCSAFLUSH, &old);
   (void)::write(fd, "\n", 1);
-  ::close(fd);
   drop_newline(line);
   if (const int sig = PromptSignals::caught(); sig != 0) {
     signals.restore();

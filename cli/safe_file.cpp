@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "internal/owners.hpp"
+
 namespace getcert::cli {
 namespace {
 
@@ -31,7 +33,8 @@ struct TempFile {
 
 Result<void> write_temp(const PendingFile& file, TempFile& temp) {
   std::string name = file.path + ".tmp-XXXXXX";
-  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  internal::UniqueFd out(::mkostemp(name.data(), O_CLOEXEC));
+  const int fd = out.get();
   if (fd < 0) {
     return fail(Errc::io_error,
                 "cannot create a file in '" + parent_of(file.path) + "': " + errno_text());
@@ -47,7 +50,7 @@ Result<void> write_temp(const PendingFile& file, TempFile& temp) {
     if (ok) off += static_cast<std::size_t>(n);
   }
   const std::string why = errno_text();
-  ok = (::close(fd) == 0) && ok;
+  ok = out.close() && ok;  // a write can fail only at close (NFS, quotas)
   if (!ok) return fail(Errc::io_error, "cannot write '" + file.path + "': " + why);
   return {};
 }
@@ -63,10 +66,10 @@ Result<void> sync_file_systems(const std::vector<TempFile>& temps) {
       return fail(Errc::io_error, "cannot write '" + t.path + "': " + errno_text());
     }
     if (std::find(synced.begin(), synced.end(), st.st_dev) != synced.end()) continue;
-    const int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC);
-    bool ok = fd >= 0 && ::syncfs(fd) == 0;
+    internal::UniqueFd file(::open(t.path.c_str(), O_RDONLY | O_CLOEXEC));
+    bool ok = file.get() >= 0 && ::syncfs(file.get()) == 0;
     const std::string why = errno_text();
-    if (fd >= 0) ok = (::close(fd) == 0) && ok;
+    if (file.get() >= 0) ok = file.close() && ok;
     if (!ok) return fail(Errc::io_error, "cannot write '" + parent_of(t.path) + "': " + why);
     synced.push_back(st.st_dev);
   }
@@ -77,9 +80,7 @@ Result<void> sync_file_systems(const std::vector<TempFile>& temps) {
 Result<std::string> backup_link(const std::string& path) {
   for (int attempt = 0; attempt < 16; ++attempt) {
     std::string name = path + ".old-XXXXXX";
-    const int fd = ::mkostemp(name.data(), O_CLOEXEC);
-    if (fd < 0) break;
-    (void)::close(fd);
+    if (internal::UniqueFd(::mkostemp(name.data(), O_CLOEXEC)).get() < 0) break;
     (void)::unlink(name.c_str());
     if (::link(path.c_str(), name.c_str()) == 0) return name;
     if (errno != EEXIST) break;

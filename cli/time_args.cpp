@@ -29,8 +29,6 @@ constexpr std::int64_t kFractionScale = 1'000'000'000;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-std::string quoted(std::string_view text) { return "'" + escape_untrusted(text) + "'"; }
-
 std::string_view unit_name(milliseconds unit) {
   for (const auto& u : kUnits) {
     if (u.ms == unit.count()) return u.name;
@@ -43,7 +41,7 @@ tl::unexpected<Error> not_a_duration(std::string_view option, std::string_view t
   const std::string_view bare = unit_name(bare_unit);
   const std::string example = bare == "d" ? "30d" : "10s";
   return fail(Errc::invalid_argument,
-              std::string(option) + ": " + quoted(text) +
+              std::string(option) + ": " + quote_name(text) +
                   " is not a duration; use a number with a unit ms|s|m|h|d|w (a bare number is " +
                   std::string(bare) + "), e.g. " + example);
 }
@@ -88,7 +86,7 @@ constexpr std::string_view kInstantForm =
 
 tl::unexpected<Error> bad_instant(std::string_view option, std::string_view text,
                                   const std::string& why) {
-  return fail(Errc::invalid_argument, std::string(option) + ": " + quoted(text) +
+  return fail(Errc::invalid_argument, std::string(option) + ": " + quote_name(text) +
                                           " is not a valid time (" + why + "); " +
                                           std::string(kInstantForm));
 }
@@ -136,7 +134,7 @@ Result<milliseconds> parse_duration(std::string_view option, std::string_view te
   const std::int64_t max = kMaxDuration.count();
   if (too_long || factor <= 0 || whole > max / factor ||
       whole * factor + fraction * factor / kFractionScale > max) {
-    return fail(Errc::invalid_argument, std::string(option) + ": " + quoted(text) +
+    return fail(Errc::invalid_argument, std::string(option) + ": " + quote_name(text) +
                                             " is too long; the longest accepted duration is " +
                                             std::to_string(max / 86'400'000) + "d (100 years)");
   }
@@ -149,7 +147,7 @@ Result<std::int64_t> parse_instant(std::string_view option, std::string_view tex
   const auto day = fixed_digits(text, 8, 2);
   if (!year || !month || !day || text[4] != '-' || text[7] != '-' ||
       (text.size() > 10 && text[10] != 'T' && text[10] != 't')) {
-    return fail(Errc::invalid_argument, std::string(option) + ": " + quoted(text) +
+    return fail(Errc::invalid_argument, std::string(option) + ": " + quote_name(text) +
                                             " is not a time; " + std::string(kInstantForm));
   }
   if (*month < 1 || *month > 12) {
@@ -167,7 +165,7 @@ Result<std::int64_t> parse_instant(std::string_view option, std::string_view tex
     const auto minute = fixed_digits(text, 14, 2);
     const auto second = fixed_digits(text, 17, 2);
     if (!hour || !minute || !second || text[13] != ':' || text[16] != ':') {
-      return fail(Errc::invalid_argument, std::string(option) + ": " + quoted(text) +
+      return fail(Errc::invalid_argument, std::string(option) + ": " + quote_name(text) +
                                               " is not a time; " + std::string(kInstantForm));
     }
     if (*hour > 23) return bad_instant(option, text, "hours go from 00 to 23");
@@ -186,7 +184,7 @@ Result<std::int64_t> parse_instant(std::string_view option, std::string_view tex
     const std::string_view zone = text.substr(pos);
     if (zone.empty()) {
       return fail(Errc::invalid_argument,
-                  std::string(option) + ": " + quoted(text) +
+                  std::string(option) + ": " + quote_name(text) +
                       " needs a zone: append Z for UTC, e.g. 2027-03-01T00:00:00Z");
     }
     if (zone != "Z" && zone != "z") {

@@ -12,12 +12,14 @@
 
 using Catch::Matchers::Contains;
 using getcert::Errc;
+using getcert::quote_name;
+using getcert::quote_untrusted;
 using getcert::detail::kMaxReplyLine;
 using getcert::detail::kMaxReplyLines;
+using getcert::detail::kPeerQuoteMax;
 using getcert::detail::LineAssembler;
 using getcert::detail::MultilineReply;
 using getcert::detail::ProxyReply;
-using getcert::detail::quote_peer;
 using getcert::detail::TaggedReply;
 
 TEST_CASE("line assembler: takes bytes up to the LF only, strips CR, caps the length",
@@ -91,9 +93,13 @@ TEST_CASE("proxy replies: status line, headers, empty line, and the code is pars
 }
 
 TEST_CASE("peer text is quoted escaped and shortened", "[starttls]") {
-  CHECK(quote_peer("554 no\x1b[2J") == "\"554 no\\x1b[2J\"");
-  const std::string quoted = quote_peer(std::string(200, 'x'));
+  CHECK(quote_untrusted("554 no\x1b[2J", kPeerQuoteMax) == "\"554 no\\x1b[2J\"");
+  const std::string quoted = quote_untrusted(std::string(200, 'x'), kPeerQuoteMax);
   CHECK(quoted == "\"" + std::string(80, 'x') + "...\"");
+  // Exactly at the limit: nothing was cut, so no "...".
+  CHECK(quote_untrusted(std::string(80, 'x'), kPeerQuoteMax) == "\"" + std::string(80, 'x') + "\"");
+  // Names are quoted whole, in single quotes, escaped the same way.
+  CHECK(quote_name(std::string(200, 'y') + "\n") == "'" + std::string(200, 'y') + "\\x0a'");
 }
 
 TEST_CASE("LDAP ExtendedResponse: result code and diagnostic, malformed BER refused",

@@ -364,7 +364,7 @@ class Exporter {
     const auto module = cfg->modules.find(module_name);
     if (module == cfg->modules.end()) {
       res.status = 400;
-      res.set_content("unknown module \"" + escape_untrusted(module_name) + "\"\n", "text/plain");
+      res.set_content("unknown module " + quote_untrusted(module_name) + "\n", "text/plain");
       return;
     }
     if (auto refused = check_allowed(target, module->second, cfg->allow)) {

@@ -244,7 +244,7 @@ Result<LoadedIdentity> load_identity(const std::vector<std::uint8_t>& bytes,
   }
   if (!alias.empty() && chosen == nullptr) {
     return fail(Errc::invalid_argument,
-                "no private key with its certificate is named '" + escape_untrusted(alias) + "'");
+                "no private key with its certificate is named " + quote_name(alias));
   }
   if (with_leaf == 0) {
     return fail(Errc::invalid_argument,

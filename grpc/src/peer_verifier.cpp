@@ -196,11 +196,10 @@ PeerVerdict judge(const std::vector<Certificate>& presented, const PeerVerifyOpt
   verify.from_handshake = false;
   const std::string who =
       "getcert: " +
-      (name.empty() ? "client certificate '" +
-                          escape_untrusted(presented.empty() ? std::string()
-                                                             : presented.front().display_name()) +
-                          "'"
-                    : name);
+      (name.empty()
+           ? "client certificate " +
+                 quote_name(presented.empty() ? std::string() : presented.front().display_name())
+           : name);
   auto result = verify_chain(presented, verify);
   if (!result) {
     verdict.reason = one_line(who + ": cannot verify: " + result.error().message);
@@ -221,7 +220,7 @@ PeerVerdict judge(const std::vector<Certificate>& presented, const PeerVerifyOpt
         const auto days = cert.days_left(now);
         verdict.problems.push_back(
             {depth, ProblemCode::expired,
-             "certificate '" + escape_untrusted(cert.display_name()) + "' expires in " +
+             "certificate " + quote_name(cert.display_name()) + " expires in " +
                  std::to_string(days) + (days == 1 ? " day" : " days") + " (" +
                  utc_date(cert.not_after) + "), within the expiry window of " +
                  duration_text(*options.expires_within)});

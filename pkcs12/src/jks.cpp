@@ -203,7 +203,7 @@ Result<RawCert> read_cert(StoreReader& in, std::uint32_t version) {
 // EncryptedPrivateKeyInfo: the protection algorithm, its parameters and the protected key.
 Result<ProtectedKey> parse_protected_key(Bytes der, KeystoreFormat format, const std::string& alias,
                                          const KeystoreOptions& options) {
-  const std::string where = "the key of entry \"" + escape_untrusted(alias) + "\"";
+  const std::string where = "the key of entry " + quote_untrusted(alias);
   auto bad = [&](const std::string& why) { return malformed(format, where + " " + why); };
   auto top = parse_single(der, "key");
   if (!top || !top->is_universal(kTagSequence)) return bad("is not an EncryptedPrivateKeyInfo");
@@ -304,7 +304,7 @@ Result<std::vector<RawEntry>> read_entries(StoreReader& in, KeystoreFormat forma
       auto len = java_serialized_length(*rest);
       if (!len) {
         Error err = len.error();
-        err.message = "entry \"" + escape_untrusted(e.alias) + "\": " + err.message;
+        err.message = "entry " + quote_untrusted(e.alias) + ": " + err.message;
         return tl::unexpected(err);
       }
       in.skip(*len);
@@ -450,15 +450,15 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
   for (std::size_t i = 0; i < entries->size(); ++i) {
     for (const auto& raw : (*entries)[i].certs) {
       if (raw.type != "X.509") {
-        out.bundle.info.warnings.push_back("entry \"" + escape_untrusted((*entries)[i].alias) +
-                                           "\": a " + valid_utf8(raw.type) +
+        out.bundle.info.warnings.push_back("entry " + quote_untrusted((*entries)[i].alias) +
+                                           ": a " + valid_utf8(raw.type) +
                                            " certificate is not supported; skipped");
         continue;
       }
       auto cert = parse_certificate_der(std::vector<std::uint8_t>(raw.der.begin(), raw.der.end()));
       if (!cert) {
-        return malformed(format, "entry \"" + escape_untrusted((*entries)[i].alias) +
-                                     "\" holds a certificate that does not parse");
+        return malformed(format, "entry " + quote_untrusted((*entries)[i].alias) +
+                                     " holds a certificate that does not parse");
       }
       certs[i].push_back(std::move(*cert));
     }
@@ -518,14 +518,14 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
         if (*plain) parsed = parse_pkcs8(Bytes((*plain)->data(), (*plain)->size()));
         if (parsed && !*parsed && raw.key.algorithm == kJksKeyProtectionOid) {
           // The check digest matched, so the password was right and the key itself is bad.
-          return malformed(
-              format, "the key of entry \"" + escape_untrusted(raw.alias) + "\" is not PKCS#8");
+          return malformed(format,
+                           "the key of entry " + quote_untrusted(raw.alias) + " is not PKCS#8");
         }
         if (!parsed || !*parsed) {
           // A JCEKS key that passes the padding check by chance is still the wrong password.
           return fail(Errc::wrong_key_password,
-                      "wrong key password for key entry \"" + escape_untrusted(raw.alias) +
-                          "\" (the store password is right" +
+                      "wrong key password for key entry " + quote_untrusted(raw.alias) +
+                          " (the store password is right" +
                           (options.key_password ? "" : "; its key password differs from it") + ")");
         }
         contents.keys.push_back({std::move(**parsed), alias_attributes(raw.alias)});

@@ -46,7 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string name = getcert::detail::ldap_result_name(result->code);
   require(terminal_safe(name), "result names are plain words");
   require(result->code != 0 || name == "success", "result 0 is success");
-  const std::string quoted = getcert::detail::quote_peer(result->diagnostic);
+  const std::string quoted =
+      getcert::quote_untrusted(result->diagnostic, getcert::detail::kPeerQuoteMax);
   require(terminal_safe(quoted), "a quoted diagnostic is terminal-safe");
   // 80 bytes at most, each escaped to at most 4 characters, in quotes, maybe with "...".
   require(quoted.size() <= 2 + 4 * 80 + 3, "a quoted diagnostic is shortened");

@@ -21,7 +21,7 @@ void check(bool ok) {
 
 // Quoted peer text is one terminal-safe line.
 void check_quoted(const std::string& line) {
-  const std::string q = getcert::detail::quote_peer(line);
+  const std::string q = getcert::quote_untrusted(line, getcert::detail::kPeerQuoteMax);
   for (const char c : q) {
     const auto u = static_cast<unsigned char>(c);
     check(u >= 0x20 && u != 0x7F);

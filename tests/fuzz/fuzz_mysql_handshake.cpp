@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!greeting) return 0;
   require(greeting->server_version.size() < payload.size() || greeting->refused,
           "the version lies inside the packet");
-  for (const char c : d::quote_peer(greeting->server_version + greeting->error_message)) {
+  for (const char c : getcert::quote_untrusted(greeting->server_version + greeting->error_message,
+                                               d::kPeerQuoteMax)) {
     require(static_cast<unsigned char>(c) >= 0x20, "quoted server text is terminal-safe");
   }
   if (greeting->refused) return 0;

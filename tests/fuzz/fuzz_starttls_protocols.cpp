@@ -112,7 +112,8 @@ void sieve(std::string_view wire, std::uint32_t seed) {
   require(!response.answer().empty(), "a complete response has its line");
   require(response.capabilities().size() < static_cast<std::size_t>(d::kMaxReplyLines),
           "capabilities are capped");
-  require(!has_control(d::quote_peer(response.answer())), "answers are quoted terminal-safe");
+  require(!has_control(getcert::quote_untrusted(response.answer(), d::kPeerQuoteMax)),
+          "answers are quoted terminal-safe");
 }
 
 void irc(std::string_view wire, std::uint32_t seed) {

@@ -18,7 +18,7 @@ namespace {
 
 // Quoted peer text is one terminal-safe line.
 void check_quoted(const std::string& text) {
-  for (const char c : getcert::detail::quote_peer(text)) {
+  for (const char c : getcert::quote_untrusted(text, getcert::detail::kPeerQuoteMax)) {
     const auto u = static_cast<unsigned char>(c);
     require(u >= 0x20 && u != 0x7F, "quoted XMPP text is terminal-safe");
   }

@@ -26,11 +26,6 @@ std::string size_text(std::size_t bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
-std::string quoted(std::string_view peer_text) {
-  return "\"" + escape_untrusted(peer_text.substr(0, kQuoteChars)) +
-         (peer_text.size() > kQuoteChars ? "..." : "") + "\"";
-}
-
 std::string lower(std::string_view s) {
   std::string out(s);
   for (auto& c : out) {
@@ -154,7 +149,8 @@ Result<void> HttpResponseParser::feed_line_byte(char c) {
   // Refuse a peer that is not speaking HTTP as soon as that shows, not at its first newline.
   if (state_ == State::status_line && line_.size() <= kHttpPrefix.size() &&
       kHttpPrefix.substr(0, line_.size()) != line_) {
-    return error(Errc::malformed_input, "did not answer with HTTP (it sent " + quoted(line_) + ")");
+    return error(Errc::malformed_input,
+                 "did not answer with HTTP (it sent " + quote_untrusted(line_, kQuoteChars) + ")");
   }
   return {};
 }
@@ -195,7 +191,8 @@ Result<void> HttpResponseParser::on_status_line(const std::string& line) {
                       is_digit(line[9]) && is_digit(line[10]) && is_digit(line[11]) &&
                       (line.size() == 12 || line[12] == ' ');
   if (!shaped) {
-    return error(Errc::malformed_input, "sent a malformed HTTP status line " + quoted(line));
+    return error(Errc::malformed_input,
+                 "sent a malformed HTTP status line " + quote_untrusted(line, kQuoteChars));
   }
   status_ = (line[9] - '0') * 100 + (line[10] - '0') * 10 + (line[11] - '0');
   reason_ = line.size() > 13 ? line.substr(13) : std::string();
@@ -223,7 +220,8 @@ Result<void> HttpResponseParser::on_header_line(const std::string& line) {
   }
   const auto colon = line.find(':');
   if (colon == std::string::npos || colon == 0) {
-    return error(Errc::malformed_input, "sent a malformed header line " + quoted(line));
+    return error(Errc::malformed_input,
+                 "sent a malformed header line " + quote_untrusted(line, kQuoteChars));
   }
   headers_.emplace_back(lower(trim(std::string_view(line).substr(0, colon))),
                         std::string(trim(std::string_view(line).substr(colon + 1))));
@@ -253,7 +251,8 @@ Result<void> HttpResponseParser::start_body() {
   for (const auto& [field, value] : headers_) {
     if (field != "content-length") continue;
     if (value.empty() || value.size() > 19 || !std::all_of(value.begin(), value.end(), is_digit)) {
-      return error(Errc::malformed_input, "sent a malformed Content-Length " + quoted(value));
+      return error(Errc::malformed_input,
+                   "sent a malformed Content-Length " + quote_untrusted(value, kQuoteChars));
     }
     const std::uint64_t n = std::stoull(value);
     if (length && *length != n) {
@@ -279,11 +278,14 @@ Result<void> HttpResponseParser::on_chunk_size_line(const std::string& line) {
   // 1a2b;name=value  (extensions are allowed and ignored)
   const std::string_view size = trim(std::string_view(line).substr(0, line.find(';')));
   if (size.empty())
-    return error(Errc::malformed_input, "sent a malformed chunk size " + quoted(line));
+    return error(Errc::malformed_input,
+                 "sent a malformed chunk size " + quote_untrusted(line, kQuoteChars));
   std::uint64_t n = 0;
   for (const char c : size) {
     const int v = hex_value(c);
-    if (v < 0) return error(Errc::malformed_input, "sent a malformed chunk size " + quoted(line));
+    if (v < 0)
+      return error(Errc::malformed_input,
+                   "sent a malformed chunk size " + quote_untrusted(line, kQuoteChars));
     n = n * 16 + static_cast<std::uint64_t>(v);
     if (n > max_body_) {
       return error(Errc::limit_exceeded, "sent more than " + size_text(max_body_));
@@ -322,7 +324,8 @@ struct HttpTarget {
 
 Result<HttpTarget> parse_http_url(const std::string& url) {
   if (lower(url.substr(0, 7)) != "http://") {
-    return fail(Errc::unsupported, "only http:// URLs are fetched, not " + quoted(url));
+    return fail(Errc::unsupported,
+                "only http:// URLs are fetched, not " + quote_untrusted(url, kQuoteChars));
   }
   int use_ssl = 0;
   char* host = nullptr;
@@ -334,7 +337,7 @@ Result<HttpTarget> parse_http_url(const std::string& url) {
   internal::clear_errors();
   if (OSSL_HTTP_parse_url(url.c_str(), &use_ssl, nullptr, &host, &port, &port_num, &path, &query,
                           &fragment) != 1) {
-    return fail(Errc::invalid_argument, "cannot parse the URL " + quoted(url),
+    return fail(Errc::invalid_argument, "cannot parse the URL " + quote_untrusted(url, kQuoteChars),
                 internal::drain_errors());
   }
   const internal::OpensslString host_owner(host), port_owner(port), path_owner(path),
@@ -343,7 +346,7 @@ Result<HttpTarget> parse_http_url(const std::string& url) {
   t.host = host;
   if (t.host.size() > 2 && t.host.front() == '[') t.host = t.host.substr(1, t.host.size() - 2);
   if (port_num <= 0 || port_num > 65535) {
-    return fail(Errc::invalid_argument, "bad port in the URL " + quoted(url));
+    return fail(Errc::invalid_argument, "bad port in the URL " + quote_untrusted(url, kQuoteChars));
   }
   t.port = static_cast<std::uint16_t>(port_num);
   t.host_header = internal::bracketed_host(t.host);
@@ -356,7 +359,8 @@ Result<HttpTarget> parse_http_url(const std::string& url) {
                        [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7F; });
   };
   if (unsafe(t.path) || unsafe(t.host)) {
-    return fail(Errc::invalid_argument, "the URL " + quoted(url) + " contains blanks or controls");
+    return fail(Errc::invalid_argument,
+                "the URL " + quote_untrusted(url, kQuoteChars) + " contains blanks or controls");
   }
   return t;
 }
@@ -464,8 +468,9 @@ Result<std::vector<std::uint8_t>> http_fetch(const HttpRequest& request,
 
     const int status = parser.status();
     if (status >= 200 && status < 300) return parser.take_body();
-    const std::string answered = who + " answered HTTP " + std::to_string(status) +
-                                 (parser.reason().empty() ? "" : " " + quoted(parser.reason()));
+    const std::string answered =
+        who + " answered HTTP " + std::to_string(status) +
+        (parser.reason().empty() ? "" : " " + quote_untrusted(parser.reason(), kQuoteChars));
     const auto location = parser.header("location");
     if (status < 300 || status >= 400 || !location || location->empty()) {
       return fail(Errc::network_error, answered);
@@ -479,7 +484,7 @@ Result<std::vector<std::uint8_t>> http_fetch(const HttpRequest& request,
     } else if (lower(location->substr(0, 7)) == "http://") {
       url = *location;
     } else {
-      return fail(Errc::unsupported, answered + " to " + quoted(*location) +
+      return fail(Errc::unsupported, answered + " to " + quote_untrusted(*location, kQuoteChars) +
                                          ", which getcert does not follow (only http:// URLs)");
     }
   }

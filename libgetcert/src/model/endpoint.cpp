@@ -15,9 +15,6 @@
 namespace getcert {
 namespace {
 
-// Targets come from command lines and target lists: quote them safe for a terminal.
-std::string quoted(std::string_view text) { return "'" + escape_untrusted(text) + "'"; }
-
 struct SchemePort {
   std::string_view scheme;
   std::uint16_t port;
@@ -38,11 +35,12 @@ Result<std::uint16_t> parse_port(std::string_view text, std::string_view whole) 
   const auto* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (text.empty() || ec != std::errc() || ptr != end) {
-    return fail(Errc::invalid_argument, "invalid port " + quoted(text) + " in " + quoted(whole));
+    return fail(Errc::invalid_argument,
+                "invalid port " + quote_name(text) + " in " + quote_name(whole));
   }
   if (value < 1 || value > 65535) {
     return fail(Errc::invalid_argument,
-                "port " + std::string(text) + " is out of range 1-65535 in " + quoted(whole));
+                "port " + std::string(text) + " is out of range 1-65535 in " + quote_name(whole));
   }
   return static_cast<std::uint16_t>(value);
 }
@@ -71,7 +69,8 @@ bool is_hostname(std::string_view host) {
 Result<std::string> normalize_hostname(std::string_view name) {
   if (!name.empty() && name.back() == '.') name.remove_suffix(1);
   if (!is_hostname(name)) {
-    return fail(Errc::invalid_argument, quoted(name) + " is not a valid host name or IP address");
+    return fail(Errc::invalid_argument,
+                quote_name(name) + " is not a valid host name or IP address");
   }
   const bool ascii = std::all_of(name.begin(), name.end(),
                                  [](char c) { return static_cast<unsigned char>(c) < 0x80; });
@@ -85,7 +84,7 @@ Result<std::string> normalize_hostname(std::string_view name) {
         idn2_to_ascii_8z(input.c_str(), &converted, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
     const internal::Idn2String owned(converted);
     if (rc != IDN2_OK) {
-      return fail(Errc::invalid_argument, quoted(input) +
+      return fail(Errc::invalid_argument, quote_name(input) +
                                               " is not a valid internationalised "
                                               "domain name: " +
                                               idn2_strerror(rc));
@@ -94,10 +93,10 @@ Result<std::string> normalize_hostname(std::string_view name) {
     // Mapping can remove characters (U+034F, the combining grapheme joiner, maps to nothing):
     // what remains must still be a host name, or an empty host would pass as parsed.
     if (!is_hostname(out)) {
-      return fail(Errc::invalid_argument, quoted(input) +
+      return fail(Errc::invalid_argument, quote_name(input) +
                                               " is not a valid internationalised domain name: "
                                               "it maps to " +
-                                              quoted(out));
+                                              quote_name(out));
     }
   }
   std::transform(out.begin(), out.end(), out.begin(),
@@ -123,7 +122,7 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
   ep.port = default_port;
   if (text.empty()) return fail(Errc::invalid_argument, "empty target: expected HOST[:PORT]");
   if (text.find_first_of(" \t\r\n") != std::string_view::npos) {
-    return fail(Errc::invalid_argument, "target " + quoted(whole) + " contains whitespace");
+    return fail(Errc::invalid_argument, "target " + quote_name(whole) + " contains whitespace");
   }
 
   // URL form: scheme://[userinfo@]host[:port][/path][?query][#fragment]
@@ -134,8 +133,8 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
     const auto* known = std::find_if(kTlsSchemes.begin(), kTlsSchemes.end(),
                                      [&](const SchemePort& s) { return s.scheme == scheme; });
     if (known == kTlsSchemes.end()) {
-      return fail(Errc::invalid_argument, "unsupported URL scheme " + quoted(scheme + "://") +
-                                              " in " + quoted(whole) +
+      return fail(Errc::invalid_argument, "unsupported URL scheme " + quote_name(scheme + "://") +
+                                              " in " + quote_name(whole) +
                                               " (use https://, or HOST:PORT)");
     }
     ep.port = known->port;
@@ -148,27 +147,27 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
   if (!text.empty() && text.front() == '[') {
     const auto close = text.find(']');
     if (close == std::string_view::npos) {
-      return fail(Errc::invalid_argument, "missing ']' in " + quoted(whole));
+      return fail(Errc::invalid_argument, "missing ']' in " + quote_name(whole));
     }
     host = text.substr(1, close - 1);
     const std::string_view rest = text.substr(close + 1);
     if (!rest.empty()) {
       if (rest.front() != ':') {
         return fail(Errc::invalid_argument,
-                    "unexpected " + quoted(rest) + " after ']' in " + quoted(whole));
+                    "unexpected " + quote_name(rest) + " after ']' in " + quote_name(whole));
       }
       auto port = parse_port(rest.substr(1), whole);
       if (!port) return tl::unexpected(port.error());
       ep.port = *port;
     }
     if (!is_ip_literal(host) || host.find(':') == std::string_view::npos) {
-      return fail(Errc::invalid_argument, quoted(host) + " in brackets is not an IPv6 address");
+      return fail(Errc::invalid_argument, quote_name(host) + " in brackets is not an IPv6 address");
     }
   } else if (std::count(text.begin(), text.end(), ':') > 1) {
     // Several colons without brackets: only a bare IPv6 address makes sense.
     if (!is_ip_literal(text)) {
       return fail(Errc::invalid_argument,
-                  quoted(whole) + " is not a valid IPv6 address (write [ADDR]:PORT)");
+                  quote_name(whole) + " is not a valid IPv6 address (write [ADDR]:PORT)");
     }
     host = text;
   } else {
@@ -181,7 +180,7 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
     }
   }
 
-  if (host.empty()) return fail(Errc::invalid_argument, "no host in " + quoted(whole));
+  if (host.empty()) return fail(Errc::invalid_argument, "no host in " + quote_name(whole));
   if (is_ip_literal(host)) {
     ep.is_ip = true;
     ep.host = std::string(host);

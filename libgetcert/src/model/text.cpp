@@ -120,4 +120,13 @@ std::string valid_utf8(std::string_view text) {
   return out;
 }
 
+std::string quote_untrusted(std::string_view text, std::size_t max, char mark) {
+  const bool cut = text.size() > max;
+  std::string out(1, mark);
+  out += escape_untrusted(text.substr(0, max));
+  if (cut) out += "...";
+  out += mark;
+  return out;
+}
+
 }  // namespace getcert

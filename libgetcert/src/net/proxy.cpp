@@ -138,8 +138,9 @@ Result<Connection> dial_via_proxy(const ProxyUrl& proxy, const Endpoint& target,
     const std::string hint = reply.code() == "407"
                                  ? " (it wants credentials: --proxy http://user:password@host:port)"
                                  : "";
-    return fail(Errc::connect_failed, "proxy " + proxy.display + " refused to connect to " + where +
-                                          ": " + quote_peer(reply.status_line()) + hint);
+    return fail(Errc::connect_failed,
+                "proxy " + proxy.display + " refused to connect to " + where + ": " +
+                    quote_untrusted(reply.status_line(), kPeerQuoteMax) + hint);
   }
   exchange.finish(true);
   return conn;

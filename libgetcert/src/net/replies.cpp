@@ -55,11 +55,6 @@ bool ProxyReply::established() const {
   return !c.empty() && c[0] == '2';
 }
 
-std::string quote_peer(const std::string& text, std::size_t max) {
-  const bool cut = text.size() > max;
-  return "\"" + escape_untrusted(std::string_view(text).substr(0, max)) + (cut ? "..." : "") + "\"";
-}
-
 namespace {
 
 // One BER element of `in` at `pos`: its tag, and its contents. Definite lengths only (LDAP

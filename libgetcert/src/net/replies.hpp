@@ -8,6 +8,7 @@
 #include <string>
 
 #include "getcert/error.hpp"
+#include "getcert/text.hpp"
 
 namespace getcert::detail {
 
@@ -74,7 +75,7 @@ Result<LdapResult> parse_ldap_extended_response(const std::string& contents);
 // RFC 4511's name for a resultCode ("protocolError"), or "" when it has none.
 std::string ldap_result_name(int code);
 
-// `text` (from a peer) as messages quote it: escaped for a terminal, cut to `max` characters.
-std::string quote_peer(const std::string& text, std::size_t max = 80);
+// How much of a peer's answer a message quotes (quote_untrusted(answer, kPeerQuoteMax)).
+inline constexpr std::size_t kPeerQuoteMax = 80;
 
 }  // namespace getcert::detail

@@ -22,8 +22,8 @@ namespace {
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 Error refused(const LineChannel& ch, const std::string& answer) {
-  return {Errc::not_tls,
-          ch.peer() + " did not accept the switch to TLS (it answered " + quote_peer(answer) + ")"};
+  return {Errc::not_tls, ch.peer() + " did not accept the switch to TLS (it answered " +
+                             quote_untrusted(answer, kPeerQuoteMax) + ")"};
 }
 
 // SMTP replies may span lines: "250-..." continues, "250 ..." ends. Returns the last line.
@@ -154,10 +154,11 @@ Result<void> ldap(LineChannel& ch) {
   if (result->code != 0) {
     const std::string name = ldap_result_name(result->code);
     return tl::unexpected(Error{
-        Errc::not_tls,
-        ch.peer() + " declined StartTLS: result " + std::to_string(result->code) +
-            (name.empty() ? "" : " (" + name + ")") +
-            (result->diagnostic.empty() ? std::string() : ": " + quote_peer(result->diagnostic))});
+        Errc::not_tls, ch.peer() + " declined StartTLS: result " + std::to_string(result->code) +
+                           (name.empty() ? "" : " (" + name + ")") +
+                           (result->diagnostic.empty()
+                                ? std::string()
+                                : ": " + quote_untrusted(result->diagnostic, kPeerQuoteMax))});
   }
   return {};
 }
@@ -252,7 +253,7 @@ Result<void> check_starttls_options(const ConnectOptions& options, const Endpoin
       return fail(Errc::invalid_argument,
                   "--starttls-name takes a name of at most 255 printable ASCII characters "
                   "without spaces, quotes, '<', '>' or '&' (got " +
-                      quote_peer(name) + ")");
+                      quote_untrusted(name, kPeerQuoteMax) + ")");
     }
   }
   const bool xmpp = options.starttls == StartTls::xmpp || options.starttls == StartTls::xmpp_server;

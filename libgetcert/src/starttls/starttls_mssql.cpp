@@ -19,8 +19,8 @@ Result<void> mssql_preamble(LineChannel& ch) {
     if (first && (!header || header->type != kTdsTabularResult)) {
       // Not TDS at all (an HTTP error page, a TLS alert...): show what it was.
       return tl::unexpected(Error{Errc::not_tls, ch.peer() + " did not answer PRELOGIN with a " +
-                                                     "TDS reply (it sent " + quote_peer(*head) +
-                                                     ")"});
+                                                     "TDS reply (it sent " +
+                                                     quote_untrusted(*head, kPeerQuoteMax) + ")"});
     }
     if (!header) return tl::unexpected(ch.peer_fault(header.error()));
     if (header->type != kTdsTabularResult) {

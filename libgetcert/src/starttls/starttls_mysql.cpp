@@ -15,7 +15,8 @@ Result<void> mysql_preamble(LineChannel& ch) {
   if (header.sequence != 0 || header.length == 0) {
     // Not a MySQL packet at all: an SMTP banner, a TLS alert... show what it was.
     return tl::unexpected(Error{Errc::not_tls, ch.peer() + " did not answer like a MySQL server " +
-                                                   "(it sent " + quote_peer(*head) + ")"});
+                                                   "(it sent " +
+                                                   quote_untrusted(*head, kPeerQuoteMax) + ")"});
   }
   if (header.length > kMaxMysqlGreeting) {
     return tl::unexpected(ch.peer_fault(
@@ -32,13 +33,14 @@ Result<void> mysql_preamble(LineChannel& ch) {
     return tl::unexpected(ch.peer_fault(greeting.error()));
   }
   if (greeting->refused) {
-    return tl::unexpected(Error{Errc::not_tls, ch.peer() + " refused the connection: error " +
-                                                   std::to_string(greeting->error_code) + " " +
-                                                   quote_peer(greeting->error_message)});
+    return tl::unexpected(
+        Error{Errc::not_tls, ch.peer() + " refused the connection: error " +
+                                 std::to_string(greeting->error_code) + " " +
+                                 quote_untrusted(greeting->error_message, kPeerQuoteMax)});
   }
   if ((greeting->capabilities & kMysqlSsl) == 0) {
     return tl::unexpected(Error{
-        Errc::not_tls, ch.peer() + " " + quote_peer(greeting->server_version) +
+        Errc::not_tls, ch.peer() + " " + quote_untrusted(greeting->server_version, kPeerQuoteMax) +
                            " did not offer SSL: its handshake lacks the CLIENT_SSL capability"});
   }
   return ch.send(mysql_ssl_request(*greeting));

@@ -28,14 +28,14 @@ Result<void> irc_starttls(LineChannel& ch);
 // "<peer> did not accept the switch to TLS (it answered "...")", the words of every STARTTLS
 // refusal.
 inline Error starttls_refused(const LineChannel& ch, const std::string& answer) {
-  return {Errc::not_tls,
-          ch.peer() + " did not accept the switch to TLS (it answered " + quote_peer(answer) + ")"};
+  return {Errc::not_tls, ch.peer() + " did not accept the switch to TLS (it answered " +
+                             quote_untrusted(answer, kPeerQuoteMax) + ")"};
 }
 
 // A server whose capability list lacks STARTTLS: nothing is sent, the list is quoted.
 inline Error starttls_not_offered(const LineChannel& ch, const std::string& capabilities) {
   return {Errc::not_tls, ch.peer() + " does not offer STARTTLS (its capabilities: " +
-                             quote_peer(capabilities) + ")"};
+                             quote_untrusted(capabilities, kPeerQuoteMax) + ")"};
 }
 
 // `text` with ASCII letters upper-cased: capability names and commands are case-insensitive.

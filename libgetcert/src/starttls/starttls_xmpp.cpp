@@ -11,7 +11,7 @@ namespace {
 
 // An element name from the server, escaped for a message, without quotes: it is shown in <...>.
 std::string escape_name(const std::string& name) {
-  const std::string q = quote_peer(name, 40);
+  const std::string q = quote_untrusted(name, 40);
   return q.substr(1, q.size() - 2);
 }
 
@@ -36,7 +36,8 @@ std::string stream_error_text(const XmppEvent& e) {
     }
   }
   if (condition.empty()) condition = "no condition given";
-  return quote_peer(condition) + (e.text.empty() ? "" : ": " + quote_peer(e.text));
+  return quote_untrusted(condition, kPeerQuoteMax) +
+         (e.text.empty() ? "" : ": " + quote_untrusted(e.text, kPeerQuoteMax));
 }
 
 // What a stream error, the end of the stream or an unexpected element means at this point.
@@ -64,9 +65,9 @@ Result<void> xmpp_preamble(LineChannel& ch, const std::string& domain, bool serv
   auto start = next_event(ch, reader);  // the reader's first event is always the stream header
   if (!start) return tl::unexpected(start.error());
   if (start->version.empty() || start->version[0] < '1') {
-    return tl::unexpected(
-        declined(ch, "speaks XMPP before version 1.0 (its stream header has version " +
-                         quote_peer(start->version) + "), which has no STARTTLS"));
+    return tl::unexpected(declined(
+        ch, "speaks XMPP before version 1.0 (its stream header has version " +
+                quote_untrusted(start->version, kPeerQuoteMax) + "), which has no STARTTLS"));
   }
 
   // Stream features come first in practice; anything else before them is skipped, within limits.

@@ -177,8 +177,8 @@ Result<void> XmppReader::feed(std::string_view rest) {
       return {};
     }
     if (open_.empty() && !is_space(c)) {
-      return fail(Errc::not_tls, "did not answer with an XMPP stream (it sent " +
-                                     quote_peer(std::string(rest.substr(0, 24))) + ")");
+      return fail(Errc::not_tls,
+                  "did not answer with an XMPP stream (it sent " + quote_untrusted(rest, 24) + ")");
     }
     if (open_.size() == 3 && in_text_child_) event_.text += c;
     return {};

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 
+#include "getcert/text.hpp"
 #include "internal/ossl.hpp"
 #include "internal/x509_util.hpp"
 #include "net/dial.hpp"
@@ -43,13 +44,9 @@ long record_peer_bytes(BIO* bio, int oper, const char* data, std::size_t /*len*/
   return ret;
 }
 
-std::string printable_prefix(const std::string& bytes) {
-  std::string out;
-  for (const char c : bytes.substr(0, 24)) {
-    if (c == '\r' || c == '\n') break;
-    out += (c >= 0x20 && c < 0x7F) ? c : '.';
-  }
-  return out;
+// What a peer sent up to its first line break: the part of a banner worth quoting.
+std::string_view first_line(std::string_view bytes) {
+  return bytes.substr(0, bytes.find_first_of("\r\n"));
 }
 
 bool looks_like_tls(const std::string& bytes) {
@@ -73,8 +70,9 @@ Error classify_handshake_failure(int ssl_error, int saved_errno, const PeerBytes
               openssl_detail};
     }
     return {Errc::not_tls,
-            target + " answered, but not with TLS (it sent \"" + printable_prefix(peer.first) +
-                "\"); is this a TLS port, or does it need STARTTLS?",
+            target + " answered, but not with TLS (it sent " +
+                quote_untrusted(first_line(peer.first), 24) +
+                "); is this a TLS port, or does it need STARTTLS?",
             openssl_detail};
   }
   if (ssl_error == SSL_ERROR_SYSCALL && saved_errno == ECONNRESET) {

@@ -63,9 +63,8 @@ class Pool {
     const auto started = std::chrono::steady_clock::now();
     auto endpoint = parse_endpoint(out.input, options_.default_port);
     if (!endpoint) {
-      out.result =
-          fail(Errc::invalid_argument, "cannot parse target '" + escape_untrusted(out.input) +
-                                           "': " + endpoint.error().message);
+      out.result = fail(Errc::invalid_argument, "cannot parse target " + quote_name(out.input) +
+                                                    ": " + endpoint.error().message);
     } else {
       out.endpoint = *endpoint;
       // The steps of a fetch that fails are known only to the callback: collect them there.

@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "getcert/endpoint.hpp"
+#include "getcert/text.hpp"
 #include "http/aia.hpp"
 #include "internal/ossl.hpp"
 #include "internal/x509_util.hpp"
@@ -61,8 +62,6 @@ int collect_problem(int ok, X509_STORE_CTX* ctx) {
   return 1;
 }
 
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
-
 std::string days_phrase(std::int64_t seconds) {
   const std::int64_t days = seconds / 86400;
   if (days >= 2) return std::to_string(days) + " days";
@@ -84,8 +83,8 @@ VerifyProblem describe(const RawProblem& raw, const std::vector<Certificate>& pr
   if (raw.cert) {
     if (auto parsed = internal::certificate_from_x509(raw.cert.get())) cert = std::move(*parsed);
   }
-  const std::string who = quoted(cert.display_name());
-  const std::string issuer = quoted(cert.issuer_cn.empty() ? cert.issuer : cert.issuer_cn);
+  const std::string who = quote_name(cert.display_name());
+  const std::string issuer = quote_name(cert.issuer_cn.empty() ? cert.issuer : cert.issuer_cn);
   switch (raw.code) {
     case X509_V_ERR_CERT_HAS_EXPIRED:
       p.code = ProblemCode::expired;
