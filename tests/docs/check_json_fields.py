@@ -120,8 +120,7 @@ def main():
             doclib.fail(["docs/json.md: no table marked <!-- json-fields: %s -->" % kind], "cannot parse")
     for tool in ("openssl", "keytool"):
         if shutil.which(tool) is None:
-            print("%s: %s is not installed" % (doclib.SKIP_MARKER, tool))
-            return
+            doclib.skip("%s is not installed" % tool)
     cert_fields = {p.split(".")[0].split("[]")[0] for p in docs["certificate"]}
     produced = {}
     work = tempfile.mkdtemp(prefix="getcert-json-")

@@ -109,8 +109,7 @@ def main():
     if not found:
         doclib.fail(["README.md has no <!-- runnable --> recipe"], "nothing to run")
     if shutil.which("openssl") is None:
-        print("%s: openssl is not installed" % doclib.SKIP_MARKER)
-        return
+        doclib.skip("openssl is not installed")
     ran, skipped = 0, []
     bindir = tempfile.mkdtemp(prefix="getcert-recipes-")
     try:
@@ -161,8 +160,7 @@ def main():
     if args.print:
         return
     if skipped:
-        print("%s: %d recipe(s) could not run here: %s" % (doclib.SKIP_MARKER, len(skipped), "; ".join(skipped)))
-        return
+        doclib.skip("%d recipe(s) could not run here: %s" % (len(skipped), "; ".join(skipped)))
     print("%d README recipes ran and printed what README shows" % ran)
 
 
