@@ -16,6 +16,7 @@
 #include "getcert/starttls.hpp"
 #include "getcert/text.hpp"
 #include "input_file.hpp"
+#include "internal/try.hpp"
 #include "p12_input.hpp"
 #include "render.hpp"
 #include "render_csv.hpp"
@@ -149,13 +150,13 @@ Result<std::vector<Certificate>> select_certificates(const FetchResult& r, Selec
       if (r.presented_chain.empty()) return std::vector<Certificate>{};
       return intermediates_only({r.presented_chain.begin() + 1, r.presented_chain.end()});
     case Select::root:
-      if (auto ok = need_verified(); !ok) return tl::unexpected(ok.error());
+      GETCERT_TRY(need_verified());
       return std::vector<Certificate>{verified.back()};
     case Select::verified:
-      if (auto ok = need_verified(); !ok) return tl::unexpected(ok.error());
+      GETCERT_TRY(need_verified());
       return verified;
     case Select::fullchain:
-      if (auto ok = need_verified(); !ok) return tl::unexpected(ok.error());
+      GETCERT_TRY(need_verified());
       return full_chain(r.verification);
   }
   return r.presented_chain;
@@ -372,20 +373,19 @@ class FetchCommand final : public Command {
 
  private:
   Result<FetchOptions> build_options() {
-    auto settings = build_verify_settings(args_.verify, /*online=*/true);
-    if (!settings) return tl::unexpected(settings.error());
-    settings_ = *settings;
+    GETCERT_TRY_ASSIGN(auto settings, build_verify_settings(args_.verify, /*online=*/true));
+    settings_ = settings;
     FetchOptions o;
     o.verify = settings_.options;
-    auto timeout = parse_duration("--timeout", args_.timeout, std::chrono::seconds(1));
-    if (!timeout) return tl::unexpected(timeout.error());
+    GETCERT_TRY_ASSIGN(auto timeout,
+                       parse_duration("--timeout", args_.timeout, std::chrono::seconds(1)));
     auto connect =
         parse_duration("--connect-timeout", args_.connect_timeout, std::chrono::seconds(1));
     if (!connect) return tl::unexpected(connect.error());
-    if (timeout->count() == 0 || connect->count() == 0) {
+    if (timeout.count() == 0 || connect->count() == 0) {
       return fail(Errc::invalid_argument, "timeouts must be greater than zero");
     }
-    o.connect.timeout = *timeout;
+    o.connect.timeout = timeout;
     o.connect.connect_timeout = *connect;
     if (!args_.sni.empty()) o.connect.sni = args_.sni;
     o.connect.send_sni = !args_.no_sni;
@@ -400,7 +400,7 @@ class FetchCommand final : public Command {
     }
     o.connect.starttls_name = args_.starttls_name;
     o.connect.proxy = args_.proxy;
-    if (auto ok = check_resolver(args_.resolver); !ok) return tl::unexpected(ok.error());
+    GETCERT_TRY(check_resolver(args_.resolver));
     o.connect.resolver = args_.resolver;
     o.connect.tls_min = tls_version_arg(args_.tls_min);
     o.connect.tls_max = tls_version_arg(args_.tls_max);
@@ -410,26 +410,21 @@ class FetchCommand final : public Command {
   // The identity --client-cert/--client-key or --client-p12 name, read once for every target.
   Result<std::optional<ClientIdentity>> load_client_identity(Terminal& term) {
     auto text_of = [&term](const std::string& path) -> Result<std::string> {
-      auto bytes = read_input(path, term);
-      if (!bytes) return tl::unexpected(bytes.error());
-      return std::string(bytes->begin(), bytes->end());
+      GETCERT_TRY_ASSIGN(auto bytes, read_input(path, term));
+      return std::string(bytes.begin(), bytes.end());
     };
     if (!args_.client_cert.empty()) {
-      auto cert = text_of(args_.client_cert);
-      if (!cert) return tl::unexpected(cert.error());
-      auto key_bytes = read_input(args_.client_key, term);
-      if (!key_bytes) return tl::unexpected(key_bytes.error());
+      GETCERT_TRY_ASSIGN(auto cert, text_of(args_.client_cert));
+      GETCERT_TRY_ASSIGN(auto key_bytes, read_input(args_.client_key, term));
       Secret key(
-          std::string_view(reinterpret_cast<const char*>(key_bytes->data()), key_bytes->size()));
-      secure_wipe(key_bytes->data(), key_bytes->size());
-      return ClientIdentity{std::move(*cert), std::move(key)};
+          std::string_view(reinterpret_cast<const char*>(key_bytes.data()), key_bytes.size()));
+      secure_wipe(key_bytes.data(), key_bytes.size());
+      return ClientIdentity{std::move(cert), std::move(key)};
     }
     if (args_.client_p12.empty()) return std::nullopt;
-    auto bytes = read_input(args_.client_p12, term);
-    if (!bytes) return tl::unexpected(bytes.error());
-    auto bundle = open_p12(*bytes, args_.client_p12, args_.client_p12_args, term);
-    if (!bundle) return tl::unexpected(bundle.error());
-    for (const auto& id : bundle->identities) {
+    GETCERT_TRY_ASSIGN(auto bytes, read_input(args_.client_p12, term));
+    GETCERT_TRY_ASSIGN(auto bundle, open_p12(bytes, args_.client_p12, args_.client_p12_args, term));
+    for (const auto& id : bundle.identities) {
       if (!id.leaf) continue;
       // The server has the root already; sending it only costs bytes.
       return ClientIdentity{to_pem(leaf_plus_intermediates(*id.leaf, id.chain)), id.key.pem()};

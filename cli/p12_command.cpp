@@ -12,6 +12,7 @@
 #include "getcert/pkcs12.hpp"
 #include "getcert/text.hpp"
 #include "input_file.hpp"
+#include "internal/try.hpp"
 #include "p12_input.hpp"
 #include "p12_watch.hpp"
 #include "parallel_for.hpp"
@@ -224,9 +225,9 @@ class P12Command final : public Command {
       const auto& id = ids[i];
       Secret key;
       if (key_pass) {
-        auto enc = id.key.encrypted_pem(std::string_view(key_pass->data(), key_pass->size()));
-        if (!enc) return tl::unexpected(enc.error());
-        key = std::move(*enc);
+        GETCERT_TRY_ASSIGN(
+            auto enc, id.key.encrypted_pem(std::string_view(key_pass->data(), key_pass->size())));
+        key = std::move(enc);
       } else {
         key = id.key.pem();
       }
@@ -293,9 +294,7 @@ class P12Command final : public Command {
     }
     std::vector<std::optional<Result<pkcs12::Bundle>>> bundles(bytes.size());
     if (!bytes.empty()) {
-      if (auto read = read_p12_passwords(p12_args_, term); !read) {
-        return tl::unexpected(read.error());
-      }
+      GETCERT_TRY(read_p12_passwords(p12_args_, term));
       const auto decode_one = [&](std::size_t i) {
         try {
           bundles[i] = open_p12(bytes[i], files_[i], p12_args_, term);

@@ -1,6 +1,7 @@
 #include "p12_input.hpp"
 
 #include "getcert/text.hpp"
+#include "internal/try.hpp"
 
 namespace getcert::cli {
 
@@ -66,7 +67,7 @@ bool may_prompt(const P12Args& args, const Terminal& term) {
 Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
                                        const std::string& name, P12Args& args, Terminal& term,
                                        bool list_without_password) {
-  if (auto read = read_p12_passwords(args, term); !read) return tl::unexpected(read.error());
+  GETCERT_TRY(read_p12_passwords(args, term));
   const auto& password = args.password_read;
   const auto& key_password = args.key_password_read;
   pkcs12::KeystoreOptions options;
@@ -111,9 +112,9 @@ Result<pkcs12::Keystore> open_keystore(const std::vector<std::uint8_t>& bytes,
 
 Result<pkcs12::Bundle> open_p12(const std::vector<std::uint8_t>& bytes, const std::string& name,
                                 P12Args& args, Terminal& term) {
-  auto store = open_keystore(bytes, name, args, term, /*list_without_password=*/false);
-  if (!store) return tl::unexpected(store.error());
-  return std::move(store->bundle);
+  GETCERT_TRY_ASSIGN(auto store,
+                     open_keystore(bytes, name, args, term, /*list_without_password=*/false));
+  return std::move(store.bundle);
 }
 
 }  // namespace getcert::cli

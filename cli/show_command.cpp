@@ -7,6 +7,7 @@
 #include "exit_codes.hpp"
 #include "getcert/text.hpp"
 #include "input_file.hpp"
+#include "internal/try.hpp"
 #include "p12_input.hpp"
 #include "render.hpp"
 #include "render_format.hpp"
@@ -64,18 +65,17 @@ class ShowCommand final : public Command {
 
  private:
   Result<Loaded> load(const std::string& file, Terminal& term) {
-    auto bytes = read_input(file, term);
-    if (!bytes) return tl::unexpected(bytes.error());
+    GETCERT_TRY_ASSIGN(auto bytes, read_input(file, term));
     const std::string name = file == "-" ? "standard input" : file;
-    if (looks_like_keystore(*bytes)) {
-      auto store = open_keystore(*bytes, name, p12_args_, term, /*list_without_password=*/true);
-      if (!store) return tl::unexpected(store.error());
+    if (looks_like_keystore(bytes)) {
+      GETCERT_TRY_ASSIGN(
+          auto store, open_keystore(bytes, name, p12_args_, term, /*list_without_password=*/true));
       // "Integrity not checked" is what a user listing a JKS without its password must see.
-      if (!store->integrity_checked) {
-        for (const auto& w : store->bundle.info.warnings) report_warning(term, name + ": " + w);
+      if (!store.integrity_checked) {
+        for (const auto& w : store.bundle.info.warnings) report_warning(term, name + ": " + w);
       }
-      const auto* bundle = &store->bundle;
-      Loaded out{keystore_format_name(*store), {}};
+      const auto* bundle = &store.bundle;
+      Loaded out{keystore_format_name(store), {}};
       for (const auto& id : bundle->identities) {
         if (!id.leaf) continue;
         out.certs.push_back(*id.leaf);
@@ -87,13 +87,13 @@ class ShowCommand final : public Command {
     }
     // Base64 of a certificate file: a Kubernetes Secret's tls.crt, an Azure Key Vault secret.
     std::string wrapped;
-    if (auto decoded = pkcs12::decode_base64_text(*bytes)) {
-      *bytes = std::move(*decoded);
+    if (auto decoded = pkcs12::decode_base64_text(bytes)) {
+      bytes = std::move(*decoded);
       wrapped = "-base64";
     }
     const bool pem =
-        std::string(bytes->begin(), bytes->end()).find("-----BEGIN") != std::string::npos;
-    auto certs = parse_certificates(*bytes);
+        std::string(bytes.begin(), bytes.end()).find("-----BEGIN") != std::string::npos;
+    auto certs = parse_certificates(bytes);
     if (!certs) {
       return fail(Errc::malformed_input,
                   name + ": not a certificate file (expected PEM, DER, PKCS#7 or PKCS#12)",

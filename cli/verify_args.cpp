@@ -10,6 +10,7 @@
 #include "command.hpp"
 #include "exit_codes.hpp"
 #include "getcert/endpoint.hpp"
+#include "internal/try.hpp"
 #include "report.hpp"
 #include "time_args.hpp"
 
@@ -143,14 +144,13 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
   }
   o.crl_files = args.crl_files;
   if (args.at_given || !args.at.empty()) {
-    auto at = parse_instant("--at", args.at);
-    if (!at) return tl::unexpected(at.error());
-    o.at_time = *at;
+    GETCERT_TRY_ASSIGN(auto at, parse_instant("--at", args.at));
+    o.at_time = at;
   }
   if (args.expires_in_given || !args.expires_in.empty()) {
-    auto window = parse_duration("--expires-in", args.expires_in, std::chrono::hours(24));
-    if (!window) return tl::unexpected(window.error());
-    s.expires_window = window->count() / 1000;
+    GETCERT_TRY_ASSIGN(auto window,
+                       parse_duration("--expires-in", args.expires_in, std::chrono::hours(24)));
+    s.expires_window = window.count() / 1000;
   }
   return s;
 }

@@ -17,6 +17,7 @@
 #include "getcert/keystore.hpp"
 #include "getcert/pkcs12.hpp"
 #include "getcert/starttls.hpp"
+#include "internal/try.hpp"
 #include "password.hpp"
 #include "time_args.hpp"
 #include "verify_args.hpp"
@@ -62,11 +63,10 @@ Result<std::string> scalar(const ConfigError& err, const YAML::Node& node, const
 }
 
 Result<bool> boolean(const ConfigError& err, const YAML::Node& node, const std::string& key) {
-  auto text = scalar(err, node, key);
-  if (!text) return tl::unexpected(text.error());
-  if (*text == "true") return true;
-  if (*text == "false") return false;
-  return err.at(node, key, "must be true or false, not '" + *text + "'");
+  GETCERT_TRY_ASSIGN(auto text, scalar(err, node, key));
+  if (text == "true") return true;
+  if (text == "false") return false;
+  return err.at(node, key, "must be true or false, not '" + text + "'");
 }
 
 Result<std::vector<std::string>> string_list(const ConfigError& err, const YAML::Node& node,
@@ -74,19 +74,17 @@ Result<std::vector<std::string>> string_list(const ConfigError& err, const YAML:
   if (!node.IsSequence()) return err.at(node, key, "must be a list");
   std::vector<std::string> out;
   for (std::size_t i = 0; i < node.size(); ++i) {
-    auto item = scalar(err, node[i], key + "[" + std::to_string(i) + "]");
-    if (!item) return tl::unexpected(item.error());
-    out.push_back(*item);
+    GETCERT_TRY_ASSIGN(auto item, scalar(err, node[i], key + "[" + std::to_string(i) + "]"));
+    out.push_back(item);
   }
   return out;
 }
 
 Result<std::chrono::milliseconds> duration(const ConfigError& err, const YAML::Node& node,
                                            const std::string& key) {
-  auto text = scalar(err, node, key);
-  if (!text) return tl::unexpected(text.error());
-  auto d = parse_duration(key, *text, std::chrono::seconds(1));
-  if (!d) return err.at(node, key, "'" + *text + "' is not a duration like 10s, 500ms or 14d");
+  GETCERT_TRY_ASSIGN(auto text, scalar(err, node, key));
+  auto d = parse_duration(key, text, std::chrono::seconds(1));
+  if (!d) return err.at(node, key, "'" + text + "' is not a duration like 10s, 500ms or 14d");
   return *d;
 }
 
@@ -149,34 +147,31 @@ Result<ClientIdentity> load_identity(const ConfigError& err, const YAML::Node& n
 Result<Module> parse_module(const ConfigError& err, const std::string& name,
                             const YAML::Node& node) {
   const std::string where = "modules." + name;
-  if (auto ok = only_keys(err, node, where,
-                          {"protocol",
-                           "starttls_name",
-                           "timeout",
-                           "connect_timeout",
-                           "proxy",
-                           "server_name",
-                           "no_sni",
-                           "alpn",
-                           "tls_min",
-                           "tls_max",
-                           "ca_file",
-                           "ca_dir",
-                           "fetch_missing",
-                           "verify_name",
-                           "purpose",
-                           "revocation",
-                           "pins",
-                           "profile",
-                           "max_depth",
-                           "crl_files",
-                           "expiry_window",
-                           "client",
-                           "file_password_file",
-                           "file_password_env"});
-      !ok) {
-    return tl::unexpected(ok.error());
-  }
+  GETCERT_TRY(only_keys(err, node, where,
+                        {"protocol",
+                         "starttls_name",
+                         "timeout",
+                         "connect_timeout",
+                         "proxy",
+                         "server_name",
+                         "no_sni",
+                         "alpn",
+                         "tls_min",
+                         "tls_max",
+                         "ca_file",
+                         "ca_dir",
+                         "fetch_missing",
+                         "verify_name",
+                         "purpose",
+                         "revocation",
+                         "pins",
+                         "profile",
+                         "max_depth",
+                         "crl_files",
+                         "expiry_window",
+                         "client",
+                         "file_password_file",
+                         "file_password_env"}));
   Module m;
   m.name = name;
   VerifyArgs verify;
@@ -186,147 +181,124 @@ Result<Module> parse_module(const ConfigError& err, const std::string& name,
     const YAML::Node& v = entry.second;
     auto text = [&]() { return scalar(err, v, full); };
     if (key == "protocol") {
-      auto p = text();
-      if (!p) return tl::unexpected(p.error());
+      GETCERT_TRY_ASSIGN(auto p, text());
       // "tls" is TLS from the first byte; the rest are the library's STARTTLS spellings.
-      if (*p == "tls") {
+      if (p == "tls") {
         m.fetch.connect.starttls = StartTls::none;
         m.default_port = 443;
-      } else if (const auto* found = find_starttls(*p)) {
+      } else if (const auto* found = find_starttls(p)) {
         m.fetch.connect.starttls = found->protocol;
         m.default_port = found->default_port;
       } else {
         std::string list = "tls";
         for (const auto& s : starttls_protocols()) list += ", " + std::string(s.spelling);
-        return err.at(v, full, "'" + *p + "' is not one of " + list);
+        return err.at(v, full, "'" + p + "' is not one of " + list);
       }
     } else if (key == "starttls_name") {
-      auto s = text();
-      if (!s) return tl::unexpected(s.error());
-      m.fetch.connect.starttls_name = *s;
+      GETCERT_TRY_ASSIGN(auto s, text());
+      m.fetch.connect.starttls_name = s;
     } else if (key == "timeout" || key == "connect_timeout") {
-      auto d = duration(err, v, full);
-      if (!d) return tl::unexpected(d.error());
-      if (d->count() == 0) return err.at(v, full, "must be greater than zero");
-      (key == "timeout" ? m.fetch.connect.timeout : m.fetch.connect.connect_timeout) = *d;
+      GETCERT_TRY_ASSIGN(auto d, duration(err, v, full));
+      if (d.count() == 0) return err.at(v, full, "must be greater than zero");
+      (key == "timeout" ? m.fetch.connect.timeout : m.fetch.connect.connect_timeout) = d;
     } else if (key == "proxy") {
-      auto s = text();
-      if (!s) return tl::unexpected(s.error());
-      if (s->rfind("http://", 0) != 0 && s->rfind("socks5://", 0) != 0 &&
-          s->rfind("socks5h://", 0) != 0) {
+      GETCERT_TRY_ASSIGN(auto s, text());
+      if (s.rfind("http://", 0) != 0 && s.rfind("socks5://", 0) != 0 &&
+          s.rfind("socks5h://", 0) != 0) {
         return err.at(v, full, "must start with http://, socks5:// or socks5h://");
       }
-      m.fetch.connect.proxy = *s;
+      m.fetch.connect.proxy = s;
     } else if (key == "server_name") {
-      auto s = text();
-      if (!s) return tl::unexpected(s.error());
-      m.fetch.connect.sni = *s;
+      GETCERT_TRY_ASSIGN(auto s, text());
+      m.fetch.connect.sni = s;
     } else if (key == "no_sni") {
-      auto b = boolean(err, v, full);
-      if (!b) return tl::unexpected(b.error());
-      m.fetch.connect.send_sni = !*b;
+      GETCERT_TRY_ASSIGN(auto b, boolean(err, v, full));
+      m.fetch.connect.send_sni = !b;
     } else if (key == "alpn") {
-      auto l = string_list(err, v, full);
-      if (!l) return tl::unexpected(l.error());
-      m.fetch.connect.alpn = *l;
+      GETCERT_TRY_ASSIGN(auto l, string_list(err, v, full));
+      m.fetch.connect.alpn = l;
     } else if (key == "tls_min" || key == "tls_max") {
-      auto s = text();
-      if (!s) return tl::unexpected(s.error());
+      GETCERT_TRY_ASSIGN(auto s, text());
       const std::map<std::string, TlsVersion> versions{{"1.0", TlsVersion::tls1_0},
                                                        {"1.1", TlsVersion::tls1_1},
                                                        {"1.2", TlsVersion::tls1_2},
                                                        {"1.3", TlsVersion::tls1_3}};
-      const auto found = versions.find(*s);
+      const auto found = versions.find(s);
       if (found == versions.end()) return err.at(v, full, "must be 1.0, 1.1, 1.2 or 1.3");
       (key == "tls_min" ? m.fetch.connect.tls_min : m.fetch.connect.tls_max) = found->second;
     } else if (key == "ca_file" || key == "ca_dir") {
-      auto s = text();
-      if (!s) return tl::unexpected(s.error());
+      GETCERT_TRY_ASSIGN(auto s, text());
       // Checked now: a trust store that is missing would fail every probe of the module.
       std::error_code ec;
-      const auto status = std::filesystem::status(*s, ec);
+      const auto status = std::filesystem::status(s, ec);
       const bool want_dir = key == "ca_dir";
       if (ec || (want_dir ? !std::filesystem::is_directory(status)
                           : !std::filesystem::is_regular_file(status))) {
         return err.at(v, full,
-                      "no such " + std::string(want_dir ? "directory" : "file") + ": " + *s);
+                      "no such " + std::string(want_dir ? "directory" : "file") + ": " + s);
       }
-      (key == "ca_file" ? verify.ca_file : verify.ca_dir) = *s;
+      (key == "ca_file" ? verify.ca_file : verify.ca_dir) = s;
     } else if (key == "fetch_missing") {
-      auto b = boolean(err, v, full);
-      if (!b) return tl::unexpected(b.error());
-      verify.no_fetch_missing = !*b;
+      GETCERT_TRY_ASSIGN(auto b, boolean(err, v, full));
+      verify.no_fetch_missing = !b;
     } else if (key == "verify_name") {
-      auto b = boolean(err, v, full);
-      if (!b) return tl::unexpected(b.error());
-      m.verify_name = *b;
+      GETCERT_TRY_ASSIGN(auto b, boolean(err, v, full));
+      m.verify_name = b;
     } else if (key == "purpose") {
-      auto s = text();
-      if (!s) return tl::unexpected(s.error());
-      if (*s == "server") {
+      GETCERT_TRY_ASSIGN(auto s, text());
+      if (s == "server") {
         verify.purpose = Purpose::server;
-      } else if (*s == "client") {
+      } else if (s == "client") {
         verify.purpose = Purpose::client;
-      } else if (*s == "any") {
+      } else if (s == "any") {
         verify.purpose = Purpose::any;
       } else {
         return err.at(v, full, "must be server, client or any");
       }
     } else if (key == "revocation") {
-      auto s = text();
-      if (!s) return tl::unexpected(s.error());
-      if (*s == "check") {
+      GETCERT_TRY_ASSIGN(auto s, text());
+      if (s == "check") {
         verify.check_revocation = true;
-      } else if (*s == "require") {
+      } else if (s == "require") {
         verify.require_revocation = true;
-      } else if (*s != "off") {
+      } else if (s != "off") {
         return err.at(v, full, "must be off, check or require");
       }
     } else if (key == "pins") {
-      auto l = string_list(err, v, full);
-      if (!l) return tl::unexpected(l.error());
-      verify.pins = *l;
+      GETCERT_TRY_ASSIGN(auto l, string_list(err, v, full));
+      verify.pins = l;
     } else if (key == "profile") {
-      auto s = text();
-      if (!s) return tl::unexpected(s.error());
-      if (*s != "webpki" && *s != "openssl" && *s != "rfc5280") {
+      GETCERT_TRY_ASSIGN(auto s, text());
+      if (s != "webpki" && s != "openssl" && s != "rfc5280") {
         return err.at(v, full, "must be webpki, openssl or rfc5280");
       }
-      verify.profile = *s;
+      verify.profile = s;
     } else if (key == "max_depth") {
-      auto s = text();
-      if (!s) return tl::unexpected(s.error());
-      verify.max_depth = *s;
+      GETCERT_TRY_ASSIGN(auto s, text());
+      verify.max_depth = s;
       verify.max_depth_given = true;
     } else if (key == "crl_files") {
-      auto l = string_list(err, v, full);
-      if (!l) return tl::unexpected(l.error());
-      verify.crl_files = *l;
+      GETCERT_TRY_ASSIGN(auto l, string_list(err, v, full));
+      verify.crl_files = l;
     } else if (key == "expiry_window") {
-      auto d = duration(err, v, full);
-      if (!d) return tl::unexpected(d.error());
-      m.expiry_window_seconds = d->count() / 1000;
+      GETCERT_TRY_ASSIGN(auto d, duration(err, v, full));
+      m.expiry_window_seconds = d.count() / 1000;
     } else if (key == "file_password_file" || key == "file_password_env") {
-      auto s = text();
-      if (!s) return tl::unexpected(s.error());
-      (key == "file_password_file" ? m.file_password_file : m.file_password_env) = *s;
+      GETCERT_TRY_ASSIGN(auto s, text());
+      (key == "file_password_file" ? m.file_password_file : m.file_password_env) = s;
     } else if (key == "client") {
-      if (auto ok = only_keys(
-              err, v, full,
-              {"cert_file", "key_file", "keystore_file", "password_file", "password_env"});
-          !ok) {
-        return tl::unexpected(ok.error());
-      }
+      GETCERT_TRY(
+          only_keys(err, v, full,
+                    {"cert_file", "key_file", "keystore_file", "password_file", "password_env"}));
       ClientIdentitySource src;
       for (const auto& c : v) {
-        auto s = scalar(err, c.second, full + "." + c.first.Scalar());
-        if (!s) return tl::unexpected(s.error());
+        GETCERT_TRY_ASSIGN(auto s, scalar(err, c.second, full + "." + c.first.Scalar()));
         const std::string ck = c.first.Scalar();
-        if (ck == "cert_file") src.cert_file = *s;
-        if (ck == "key_file") src.key_file = *s;
-        if (ck == "keystore_file") src.keystore_file = *s;
-        if (ck == "password_file") src.password_file = *s;
-        if (ck == "password_env") src.password_env = *s;
+        if (ck == "cert_file") src.cert_file = s;
+        if (ck == "key_file") src.key_file = s;
+        if (ck == "keystore_file") src.keystore_file = s;
+        if (ck == "password_file") src.password_file = s;
+        if (ck == "password_env") src.password_env = s;
       }
       const bool pem = !src.cert_file.empty() || !src.key_file.empty();
       if (pem && (src.cert_file.empty() || src.key_file.empty())) {
@@ -338,10 +310,9 @@ Result<Module> parse_module(const ConfigError& err, const std::string& name,
       if (!src.password_file.empty() && !src.password_env.empty()) {
         return err.at(v, full, "name password_file or password_env, not both");
       }
-      auto identity = load_identity(err, v, full, src);
-      if (!identity) return tl::unexpected(identity.error());
+      GETCERT_TRY_ASSIGN(auto identity, load_identity(err, v, full, src));
       m.client = src;
-      m.identity = std::move(*identity);
+      m.identity = std::move(identity);
     }
   }
   auto settings = build_verify_settings(verify, /*online=*/true);
@@ -367,18 +338,15 @@ Result<std::uint16_t> port_number(const ConfigError& err, const YAML::Node& node
 }
 
 Result<AllowList> parse_allow(const ConfigError& err, const YAML::Node& node) {
-  if (auto ok = only_keys(err, node, "allow", {"hosts", "cidrs", "ports", "files"}); !ok) {
-    return tl::unexpected(ok.error());
-  }
+  GETCERT_TRY(only_keys(err, node, "allow", {"hosts", "cidrs", "ports", "files"}));
   AllowList allow;
   allow.present = true;
   for (const auto& entry : node) {
     const std::string key = "allow." + entry.first.Scalar();
-    auto list = string_list(err, entry.second, key);
-    if (!list) return tl::unexpected(list.error());
+    GETCERT_TRY_ASSIGN(auto list, string_list(err, entry.second, key));
     const std::string which = entry.first.Scalar();
-    for (std::size_t i = 0; i < list->size(); ++i) {
-      std::string item = (*list)[i];
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      std::string item = list[i];
       const YAML::Node& at = entry.second[i];
       const std::string item_key = key + "[" + std::to_string(i) + "]";
       if (which == "hosts") {
@@ -457,17 +425,14 @@ Config default_config() {
 }
 
 Result<Config> load_config(const std::string& path) {
-  auto loaded = load_yaml_file(path, "config file");
-  if (!loaded) return tl::unexpected(loaded.error());
-  const YAML::Node root = *loaded;  // a handle: copies share the document
+  GETCERT_TRY_ASSIGN(auto loaded, load_yaml_file(path, "config file"));
+  const YAML::Node root = loaded;  // a handle: copies share the document
   const ConfigError err(path);
   Config config;
   config.path = path;
   try {
     if (!root.IsMap()) return err.at(root, "(top level)", "must be a mapping with modules:");
-    if (auto ok = only_keys(err, root, "(top level)", {"modules", "allow"}); !ok) {
-      return tl::unexpected(ok.error());
-    }
+    GETCERT_TRY(only_keys(err, root, "(top level)", {"modules", "allow"}));
     const YAML::Node modules = root["modules"];
     if (!modules || !modules.IsMap() || modules.size() == 0) {
       return err.at(modules ? modules : root, "modules", "must map at least one module name");
@@ -480,15 +445,15 @@ Result<Config> load_config(const std::string& path) {
         return err.at(entry.first, "modules." + name,
                       "a module name is letters, digits, '_', '-' and '.'");
       }
-      auto m = parse_module(err, name,
-                            entry.second.IsNull() ? YAML::Node(YAML::NodeType::Map) : entry.second);
-      if (!m) return tl::unexpected(m.error());
-      config.modules.emplace(name, std::move(*m));
+      GETCERT_TRY_ASSIGN(
+          auto m,
+          parse_module(err, name,
+                       entry.second.IsNull() ? YAML::Node(YAML::NodeType::Map) : entry.second));
+      config.modules.emplace(name, std::move(m));
     }
     if (const YAML::Node allow = root["allow"]) {
-      auto a = parse_allow(err, allow);
-      if (!a) return tl::unexpected(a.error());
-      config.allow = std::move(*a);
+      GETCERT_TRY_ASSIGN(auto a, parse_allow(err, allow));
+      config.allow = std::move(a);
     }
   } catch (const YAML::Exception& e) {
     return fail(Errc::invalid_argument,

@@ -32,6 +32,7 @@
 #include "exporter/web_config.hpp"
 #include "getcert/certificate.hpp"
 #include "getcert/text.hpp"
+#include "internal/try.hpp"
 #include "render_prometheus_probe.hpp"
 
 #ifdef GETCERT_HAVE_SYSTEMD
@@ -470,19 +471,17 @@ struct Loaded {
 };
 
 Result<Loaded> load_all(const ServeOptions& options) {
-  auto config = options.config_path.empty() ? Result<Config>(default_config())
-                                            : load_config(options.config_path);
-  if (!config) return tl::unexpected(config.error());
+  GETCERT_TRY_ASSIGN(auto config, options.config_path.empty() ? Result<Config>(default_config())
+                                                              : load_config(options.config_path));
   WebConfig web;
   if (!options.web_config_path.empty()) {
-    auto w = load_web_config(options.web_config_path);
-    if (!w) return tl::unexpected(w.error());
-    web = std::move(*w);
+    GETCERT_TRY_ASSIGN(auto w, load_web_config(options.web_config_path));
+    web = std::move(w);
   }
   if (options.max_concurrent_probes == 0) {
     return fail(Errc::invalid_argument, "--max-concurrent-probes must be at least 1");
   }
-  return Loaded{std::move(*config), std::move(web)};
+  return Loaded{std::move(config), std::move(web)};
 }
 
 }  // namespace

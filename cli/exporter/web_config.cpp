@@ -11,6 +11,7 @@
 #include <set>
 
 #include "exporter/yaml_file.hpp"
+#include "internal/try.hpp"
 
 namespace getcert::cli::exporter {
 namespace {
@@ -37,9 +38,8 @@ std::string decode_base64(const std::string& text) {
 }  // namespace
 
 Result<WebConfig> load_web_config(const std::string& path) {
-  auto loaded = load_yaml_file(path, "web config file");
-  if (!loaded) return tl::unexpected(loaded.error());
-  const YAML::Node root = *loaded;  // a handle: copies share the document
+  GETCERT_TRY_ASSIGN(auto loaded, load_yaml_file(path, "web config file"));
+  const YAML::Node root = loaded;  // a handle: copies share the document
   WebConfig web;
   if (root.IsNull()) return web;
   if (!root.IsMap()) return error_at(path, root, "(top level)", "must be a mapping");

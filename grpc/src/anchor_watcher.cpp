@@ -16,6 +16,7 @@
 
 #include "getcert/grpc_reloading.hpp"
 #include "getcert/tls_material.hpp"
+#include "internal/try.hpp"
 #include "peer_verifier.hpp"
 
 namespace getcert::grpc_tls {
@@ -38,15 +39,13 @@ struct Established {
 Result<Established> fetch_anchor(const AnchorSource& source) {
   FetchOptions options = source.fetch;
   if (options.connect.alpn.empty()) options.connect.alpn = {"h2"};
-  auto fetched = fetch(detail::without_dns_scheme(source.endpoint), options);
-  if (!fetched) return tl::unexpected(std::move(fetched.error()));
-  auto pem = trust_anchor_pem(*fetched);
-  if (!pem) return tl::unexpected(std::move(pem.error()));
-  auto certs = parse_certificates_pem(*pem);
+  GETCERT_TRY_ASSIGN(auto fetched, fetch(detail::without_dns_scheme(source.endpoint), options));
+  GETCERT_TRY_ASSIGN(auto pem, trust_anchor_pem(fetched));
+  auto certs = parse_certificates_pem(pem);
   if (!certs || certs->empty()) {
     return fail(Errc::internal, "the anchor of " + source.endpoint + " is no certificate");
   }
-  return Established{std::move(*pem), std::move(certs->front())};
+  return Established{std::move(pem), std::move(certs->front())};
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "getcert/grpc.hpp"
+#include "internal/try.hpp"
 #include "peer_verifier.hpp"
 
 namespace getcert::grpc_tls {
@@ -33,46 +34,38 @@ Result<FetchResult> fetch_for_grpc(std::string_view endpoint, const FetchOptions
 }
 
 Result<::grpc::SslCredentialsOptions> ssl_options_from_fetch(const FetchResult& result) {
-  auto material = tls_material(result);
-  if (!material) return tl::unexpected(std::move(material.error()));
-  return ssl_options(*material);
+  GETCERT_TRY_ASSIGN(auto material, tls_material(result));
+  return ssl_options(material);
 }
 
 Result<::grpc::SslCredentialsOptions> mtls_options(const FetchResult& result,
                                                    const pkcs12::Identity& identity) {
-  auto material = tls_material(result, identity);
-  if (!material) return tl::unexpected(std::move(material.error()));
-  return ssl_options(*material);
+  GETCERT_TRY_ASSIGN(auto material, tls_material(result, identity));
+  return ssl_options(material);
 }
 
 Result<::grpc::SslCredentialsOptions> mtls_options(std::string root_pem,
                                                    const pkcs12::Identity& identity) {
-  auto material = identity_material(identity);
-  if (!material) return tl::unexpected(std::move(material.error()));
-  material->root_pem = std::move(root_pem);
-  return ssl_options(*material);
+  GETCERT_TRY_ASSIGN(auto material, identity_material(identity));
+  material.root_pem = std::move(root_pem);
+  return ssl_options(material);
 }
 
 Result<std::shared_ptr<::grpc::ChannelCredentials>> channel_credentials_for(
     std::string_view endpoint, const FetchOptions& options) {
-  auto fetched = fetch_for_grpc(endpoint, options);
-  if (!fetched) return tl::unexpected(std::move(fetched.error()));
-  auto ssl = ssl_options_from_fetch(*fetched);
-  if (!ssl) return tl::unexpected(std::move(ssl.error()));
-  return ::grpc::SslCredentials(*ssl);
+  GETCERT_TRY_ASSIGN(auto fetched, fetch_for_grpc(endpoint, options));
+  GETCERT_TRY_ASSIGN(auto ssl, ssl_options_from_fetch(fetched));
+  return ::grpc::SslCredentials(ssl);
 }
 
 Result<std::shared_ptr<::grpc::ChannelCredentials>> channel_credentials_for(
     std::string_view endpoint, const pkcs12::Identity& identity, const FetchOptions& options) {
   // Check the identity before touching the network: a key-only .p12 is the caller's mistake.
-  auto own = identity_material(identity);
-  if (!own) return tl::unexpected(std::move(own.error()));
-  auto fetched = fetch_for_grpc(endpoint, options);
-  if (!fetched) return tl::unexpected(std::move(fetched.error()));
-  auto root = trust_anchor_pem(*fetched);
-  if (!root) return tl::unexpected(std::move(root.error()));
-  own->root_pem = std::move(*root);
-  return ::grpc::SslCredentials(ssl_options(*own));
+  GETCERT_TRY_ASSIGN(auto own, identity_material(identity));
+  GETCERT_TRY_ASSIGN(auto fetched, fetch_for_grpc(endpoint, options));
+  GETCERT_TRY_ASSIGN(auto root, trust_anchor_pem(fetched));
+  own.root_pem = std::move(root);
+  return ::grpc::SslCredentials(ssl_options(own));
 }
 
 }  // namespace getcert::grpc_tls

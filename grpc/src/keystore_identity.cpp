@@ -15,6 +15,7 @@
 #include "getcert/pkcs12.hpp"
 #include "getcert/text.hpp"
 #include "getcert/tls_material.hpp"
+#include "internal/try.hpp"
 
 namespace getcert::grpc_tls::detail {
 namespace {
@@ -129,9 +130,8 @@ Result<pkcs12::Bundle> bundle_of(const std::vector<std::uint8_t>& bytes,
   pkcs12::KeystoreOptions options;
   options.password = password;
   options.key_password = key_password;
-  auto store = pkcs12::read_keystore(bytes, options);
-  if (!store) return tl::unexpected(std::move(store.error()));
-  return std::move(store->bundle);
+  GETCERT_TRY_ASSIGN(auto store, pkcs12::read_keystore(bytes, options));
+  return std::move(store.bundle);
 }
 
 bool names(const pkcs12::Identity& identity, const std::string& alias) {
@@ -232,12 +232,11 @@ Result<LoadedIdentity> load_identity(const std::vector<std::uint8_t>& bytes,
                                      const std::optional<Secret>& key_password,
                                      const std::string& alias) {
   if (bytes.empty()) return fail(Errc::malformed_input, "the file is empty");
-  auto bundle = bundle_of(bytes, password, key_password);
-  if (!bundle) return tl::unexpected(std::move(bundle.error()));
+  GETCERT_TRY_ASSIGN(auto bundle, bundle_of(bytes, password, key_password));
 
   const pkcs12::Identity* chosen = nullptr;
   std::size_t with_leaf = 0;
-  for (const auto& identity : bundle->identities) {
+  for (const auto& identity : bundle.identities) {
     if (!identity.leaf) continue;
     ++with_leaf;
     if (alias.empty() ? chosen == nullptr : names(identity, alias)) chosen = &identity;
@@ -248,7 +247,7 @@ Result<LoadedIdentity> load_identity(const std::vector<std::uint8_t>& bytes,
   }
   if (with_leaf == 0) {
     return fail(Errc::invalid_argument,
-                bundle->identities.empty()
+                bundle.identities.empty()
                     ? "no private key in the key store"
                     : "no certificate matches the private key (key and certificate differ)");
   }
@@ -256,12 +255,11 @@ Result<LoadedIdentity> load_identity(const std::vector<std::uint8_t>& bytes,
     return fail(Errc::invalid_argument,
                 std::to_string(with_leaf) + " private keys with certificates: name one (alias)");
   }
-  auto material = identity_material(*chosen);
-  if (!material) return tl::unexpected(std::move(material.error()));
+  GETCERT_TRY_ASSIGN(auto material, identity_material(*chosen));
   LoadedIdentity loaded;
-  loaded.pem = std::move(material->key_pem);
+  loaded.pem = std::move(material.key_pem);
   if (!loaded.pem.empty() && loaded.pem.back() != '\n') loaded.pem += '\n';
-  loaded.pem.append(material->cert_chain_pem.begin(), material->cert_chain_pem.end());
+  loaded.pem.append(material.cert_chain_pem.begin(), material.cert_chain_pem.end());
   loaded.leaf = *chosen->leaf;
   return loaded;
 }

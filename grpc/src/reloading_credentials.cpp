@@ -6,6 +6,7 @@
 #include <grpcpp/security/tls_credentials_options.h>
 
 #include "getcert/grpc_reloading.hpp"
+#include "internal/try.hpp"
 #include "peer_verifier.hpp"
 
 namespace getcert::grpc_tls {
@@ -22,15 +23,13 @@ Result<ReloadingChannelCredentials> reloading_channel_credentials(
   // Everything that can fail comes before gRPC's options object: in gRPC 1.51 an options object
   // that never reaches TlsCredentials() leaks the C structure it allocated.
   if (options.identity) {
-    auto watcher = IdentityWatcher::start(*options.identity, options.watch);
-    if (!watcher) return tl::unexpected(std::move(watcher.error()));
-    made.identity = std::move(*watcher);
+    GETCERT_TRY_ASSIGN(auto watcher, IdentityWatcher::start(*options.identity, options.watch));
+    made.identity = std::move(watcher);
   }
   PeerVerifyOptions peer = options.peer;
   if (options.anchor) {
-    auto anchor = AnchorWatcher::establish(*options.anchor);
-    if (!anchor) return tl::unexpected(std::move(anchor.error()));
-    made.anchor = std::move(*anchor);
+    GETCERT_TRY_ASSIGN(auto anchor, AnchorWatcher::establish(*options.anchor));
+    made.anchor = std::move(anchor);
     peer.anchor = made.anchor;
   }
   ::grpc::experimental::TlsChannelCredentialsOptions tls;
@@ -53,9 +52,8 @@ Result<ReloadingChannelCredentials> reloading_channel_credentials(
 Result<ReloadingServerCredentials> reloading_server_credentials(
     const ReloadingServerOptions& options) {
   ReloadingServerCredentials made;
-  auto watcher = IdentityWatcher::start(options.identity, options.watch);
-  if (!watcher) return tl::unexpected(std::move(watcher.error()));
-  made.identity = std::move(*watcher);
+  GETCERT_TRY_ASSIGN(auto watcher, IdentityWatcher::start(options.identity, options.watch));
+  made.identity = std::move(watcher);
   ::grpc::experimental::TlsServerCredentialsOptions tls(made.identity->provider());
   tls.watch_identity_key_cert_pairs();
   switch (options.client_certificates) {

@@ -20,6 +20,7 @@
 #include "assemble.hpp"
 #include "budget.hpp"
 #include "internal/ossl.hpp"
+#include "internal/try.hpp"
 
 namespace getcert::pkcs12::detail {
 namespace {
@@ -123,10 +124,9 @@ class Assembler {
       if (!*issuer) break;
       if (std::find(visited.begin(), visited.end(), **issuer) != visited.end()) {
         // A cycle (cross-signed pair): look again, passing over what the chain holds.
-        auto other = search_issuer(current, &visited);
-        if (!other) return tl::unexpected(other.error());
-        if (!*other) break;
-        *issuer = *other;
+        GETCERT_TRY_ASSIGN(auto other, search_issuer(current, &visited));
+        if (!other) break;
+        *issuer = other;
       }
       chain.push_back(**issuer);
       visited.push_back(**issuer);
@@ -173,7 +173,7 @@ class Assembler {
       EVP_PKEY* pub = X509_get0_pubkey(cand);
       if (pub == nullptr) continue;
       if (!spki_[i].empty() && failed_keys.contains(spki_[i])) continue;
-      if (auto paid = budget_.spend(); !paid) return tl::unexpected(paid.error());
+      GETCERT_TRY(budget_.spend());
       const int verified = X509_verify(child, pub);
       if (verified == 1) {
         internal::clear_errors();

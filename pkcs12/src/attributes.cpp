@@ -1,6 +1,7 @@
 #include "attributes.hpp"
 
 #include "algorithms.hpp"
+#include "internal/try.hpp"
 #include "password.hpp"
 
 namespace getcert::pkcs12::detail {
@@ -58,37 +59,29 @@ std::string format_attribute_value(const Element& value) {
 
 Result<BagAttributes> parse_bag_attributes(const Element& set) {
   BagAttributes out;
-  auto r = children(set, "bag attributes");
-  if (!r) return tl::unexpected(r.error());
-  while (!r->empty()) {
+  GETCERT_TRY_ASSIGN(auto r, children(set, "bag attributes"));
+  while (!r.empty()) {
     // PKCS12Attribute ::= SEQUENCE { attrId OID, attrValues SET OF ANY }
-    auto attr = r->expect(kTagSequence, "bag attribute");
-    if (!attr) return tl::unexpected(attr.error());
-    auto ar = children(*attr, "bag attribute");
-    if (!ar) return tl::unexpected(ar.error());
-    auto id_el = ar->expect(kTagOid, "bag attribute type");
-    if (!id_el) return tl::unexpected(id_el.error());
-    auto id = oid(*id_el, "bag attribute type");
-    if (!id) return tl::unexpected(id.error());
-    auto values = ar->expect(kTagSet, "bag attribute values");
-    if (!values) return tl::unexpected(values.error());
-    auto vr = children(*values, "bag attribute values");
-    if (!vr) return tl::unexpected(vr.error());
+    GETCERT_TRY_ASSIGN(auto attr, r.expect(kTagSequence, "bag attribute"));
+    GETCERT_TRY_ASSIGN(auto ar, children(attr, "bag attribute"));
+    GETCERT_TRY_ASSIGN(auto id_el, ar.expect(kTagOid, "bag attribute type"));
+    GETCERT_TRY_ASSIGN(auto id, oid(id_el, "bag attribute type"));
+    GETCERT_TRY_ASSIGN(auto values, ar.expect(kTagSet, "bag attribute values"));
+    GETCERT_TRY_ASSIGN(auto vr, children(values, "bag attribute values"));
     Attribute a;
-    a.oid = *id;
-    a.name = attribute_name(*id);
+    a.oid = id;
+    a.name = attribute_name(id);
     bool first_value = true;
-    while (!vr->empty()) {
-      auto v = vr->next("bag attribute value");
-      if (!v) return tl::unexpected(v.error());
+    while (!vr.empty()) {
+      GETCERT_TRY_ASSIGN(auto v, vr.next("bag attribute value"));
       if (!a.value.empty() || !first_value) a.value += ", ";
-      a.value += format_attribute_value(*v);
-      if (first_value && *id == oids::kFriendlyName && out.friendly_name.empty()) {
-        out.friendly_name = format_attribute_value(*v);
+      a.value += format_attribute_value(v);
+      if (first_value && id == oids::kFriendlyName && out.friendly_name.empty()) {
+        out.friendly_name = format_attribute_value(v);
       }
-      if (first_value && *id == oids::kLocalKeyId && out.local_key_id.empty() &&
-          v->is_universal(kTagOctetString)) {
-        out.local_key_id = format_attribute_value(*v);
+      if (first_value && id == oids::kLocalKeyId && out.local_key_id.empty() &&
+          v.is_universal(kTagOctetString)) {
+        out.local_key_id = format_attribute_value(v);
       }
       first_value = false;
     }

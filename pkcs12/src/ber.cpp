@@ -3,6 +3,7 @@
 #include <string>
 
 #include "internal/encoding.hpp"
+#include "internal/try.hpp"
 
 namespace getcert::pkcs12::detail {
 namespace {
@@ -47,8 +48,7 @@ Result<Element> parse_at(Bytes data, std::size_t& pos, const char* what, int dep
     for (;;) {
       if (!need(2)) return fail(Errc::malformed_input, what_msg(what, "truncated (missing EOC)"));
       if (data[pos] == 0 && data[pos + 1] == 0) break;
-      auto child = parse_at(data, pos, what, depth + 1);
-      if (!child) return tl::unexpected(child.error());
+      GETCERT_TRY(parse_at(data, pos, what, depth + 1));
     }
     e.content = data.subspan(content_start, pos - content_start);
     pos += 2;
@@ -82,13 +82,12 @@ Result<void> append_string(const Element& e, std::vector<std::uint8_t>& out, con
     return fail(Errc::malformed_input, what_msg(what, "string segments nest too deep"));
   BerReader r(e.content);
   while (!r.empty()) {
-    auto seg = r.next(what);
-    if (!seg) return tl::unexpected(seg.error());
+    GETCERT_TRY_ASSIGN(auto seg, r.next(what));
     // Segments of a constructed OCTET STRING are OCTET STRINGs themselves.
-    if (!seg->is_universal(kTagOctetString)) {
+    if (!seg.is_universal(kTagOctetString)) {
       return fail(Errc::malformed_input, what_msg(what, "bad segment in a constructed string"));
     }
-    auto ok = append_string(*seg, out, what, depth + 1);
+    auto ok = append_string(seg, out, what, depth + 1);
     if (!ok) return ok;
   }
   return {};
@@ -112,13 +111,12 @@ Result<std::optional<Element>> BerReader::optional(TagClass cls, std::uint32_t t
                                                    const char* what) {
   if (empty()) return std::optional<Element>{};
   const std::size_t saved = pos_;
-  auto e = next(what);
-  if (!e) return tl::unexpected(e.error());
-  if (!e->is(cls, tag)) {
+  GETCERT_TRY_ASSIGN(auto e, next(what));
+  if (!e.is(cls, tag)) {
     pos_ = saved;
     return std::optional<Element>{};
   }
-  return std::optional<Element>{*e};
+  return std::optional<Element>{e};
 }
 
 Result<Element> parse_single(Bytes data, const char* what, std::size_t* trailing) {
@@ -144,8 +142,7 @@ Result<BerReader> children(const Element& e, const char* what) {
 
 Result<std::vector<std::uint8_t>> string_value(const Element& e, const char* what) {
   std::vector<std::uint8_t> out;
-  auto ok = append_string(e, out, what, 0);
-  if (!ok) return tl::unexpected(ok.error());
+  GETCERT_TRY(append_string(e, out, what, 0));
   return out;
 }
 

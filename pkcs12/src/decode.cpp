@@ -10,6 +10,7 @@
 #include "attributes.hpp"
 #include "ber.hpp"
 #include "budget.hpp"
+#include "internal/try.hpp"
 #include "internal/x509_util.hpp"
 #include "mac.hpp"
 #include "password.hpp"
@@ -69,11 +70,9 @@ struct VisibleWork {
 
 // The content of a data ContentInfo: [0] EXPLICIT OCTET STRING.
 Result<std::vector<std::uint8_t>> data_content(const Element& explicit0) {
-  auto cr = children(explicit0, "data safe");
-  if (!cr) return tl::unexpected(cr.error());
-  auto octets_el = cr->expect(kTagOctetString, "data safe");
-  if (!octets_el) return tl::unexpected(octets_el.error());
-  return octet_string(*octets_el, "data safe");
+  GETCERT_TRY_ASSIGN(auto cr, children(explicit0, "data safe"));
+  GETCERT_TRY_ASSIGN(auto octets_el, cr.expect(kTagOctetString, "data safe"));
+  return octet_string(octets_el, "data safe");
 }
 
 struct EncryptedSafe {
@@ -87,51 +86,39 @@ Result<EncryptedSafe> encrypted_content(const Element& explicit0, std::uint64_t 
   // EncryptedData ::= SEQUENCE { version INTEGER, encryptedContentInfo EncryptedContentInfo }
   // EncryptedContentInfo ::= SEQUENCE { contentType OID, contentEncryptionAlgorithm AlgId,
   //                                     encryptedContent [0] IMPLICIT OCTET STRING OPTIONAL }
-  auto cr = children(explicit0, "encrypted safe");
-  if (!cr) return tl::unexpected(cr.error());
-  auto ed = cr->expect(kTagSequence, "EncryptedData");
-  if (!ed) return tl::unexpected(ed.error());
-  auto edr = children(*ed, "EncryptedData");
-  if (!edr) return tl::unexpected(edr.error());
-  auto version = edr->expect(kTagInteger, "EncryptedData version");
-  if (!version) return tl::unexpected(version.error());
-  auto eci = edr->expect(kTagSequence, "EncryptedContentInfo");
-  if (!eci) return tl::unexpected(eci.error());
-  auto eir = children(*eci, "EncryptedContentInfo");
-  if (!eir) return tl::unexpected(eir.error());
-  auto inner_type = eir->expect(kTagOid, "EncryptedContentInfo content type");
-  if (!inner_type) return tl::unexpected(inner_type.error());
-  auto alg_el = eir->expect(kTagSequence, "EncryptedContentInfo algorithm");
-  if (!alg_el) return tl::unexpected(alg_el.error());
-  auto alg = parse_pbe(*alg_el, max_iterations, where.c_str());
-  if (!alg) return tl::unexpected(alg.error());
-  EncryptedSafe out{std::move(*alg), std::nullopt};
-  auto enc = eir->optional(TagClass::context, 0, "encrypted content");
+  GETCERT_TRY_ASSIGN(auto cr, children(explicit0, "encrypted safe"));
+  GETCERT_TRY_ASSIGN(auto ed, cr.expect(kTagSequence, "EncryptedData"));
+  GETCERT_TRY_ASSIGN(auto edr, children(ed, "EncryptedData"));
+  GETCERT_TRY(edr.expect(kTagInteger, "EncryptedData version"));
+  GETCERT_TRY_ASSIGN(auto eci, edr.expect(kTagSequence, "EncryptedContentInfo"));
+  GETCERT_TRY_ASSIGN(auto eir, children(eci, "EncryptedContentInfo"));
+  GETCERT_TRY(eir.expect(kTagOid, "EncryptedContentInfo content type"));
+  GETCERT_TRY_ASSIGN(auto alg_el, eir.expect(kTagSequence, "EncryptedContentInfo algorithm"));
+  GETCERT_TRY_ASSIGN(auto alg, parse_pbe(alg_el, max_iterations, where.c_str()));
+  EncryptedSafe out{std::move(alg), std::nullopt};
+  auto enc = eir.optional(TagClass::context, 0, "encrypted content");
   if (!enc) return tl::unexpected(enc.error());
   if (*enc) {
-    auto ciphertext = string_value(**enc, "encrypted content");
-    if (!ciphertext) return tl::unexpected(ciphertext.error());
-    out.ciphertext = std::move(*ciphertext);
+    GETCERT_TRY_ASSIGN(auto ciphertext, string_value(**enc, "encrypted content"));
+    out.ciphertext = std::move(ciphertext);
   }
   return out;
 }
 
 // A reader over the SafeBags of SafeContents ::= SEQUENCE OF SafeBag.
 Result<BerReader> safe_bags(Bytes data) {
-  auto sc = parse_single(data, "SafeContents");
-  if (!sc) return tl::unexpected(sc.error());
-  if (!sc->is_universal(kTagSequence)) {
+  GETCERT_TRY_ASSIGN(auto sc, parse_single(data, "SafeContents"));
+  if (!sc.is_universal(kTagSequence)) {
     return fail(Errc::malformed_input, "malformed PKCS#12: SafeContents is not a SEQUENCE");
   }
-  return children(*sc, "SafeContents");
+  return children(sc, "SafeContents");
 }
 
 // SafeBag and CertBag both open with `type OBJECT IDENTIFIER` ("<what> type") ...
 Result<std::string> read_type(BerReader& r, const std::string& what) {
   const std::string name = what + " type";
-  auto el = r.expect(kTagOid, name.c_str());
-  if (!el) return tl::unexpected(el.error());
-  return oid(*el, name.c_str());
+  GETCERT_TRY_ASSIGN(auto el, r.expect(kTagOid, name.c_str()));
+  return oid(el, name.c_str());
 }
 
 // ... followed by `value [0] EXPLICIT ANY` ("<what> value"): returns the [0] wrapper.
@@ -149,9 +136,8 @@ Result<Element> read_explicit(BerReader& r, const std::string& what) {
 Result<Element> safe_bag_value(BerReader& r) {
   auto wrapper = read_explicit(r, "SafeBag");
   if (!wrapper) return wrapper;
-  auto wr = children(*wrapper, "SafeBag value");
-  if (!wr) return tl::unexpected(wr.error());
-  return wr->next("SafeBag value");
+  GETCERT_TRY_ASSIGN(auto wr, children(*wrapper, "SafeBag value"));
+  return wr.next("SafeBag value");
 }
 
 // Adds one attempt at every shrouded key in SafeContents `data` (nested SafeContents bags
@@ -159,33 +145,25 @@ Result<Element> safe_bag_value(BerReader& r) {
 // meets the same error at the same place.
 Result<void> scan_shrouded_keys(Bytes data, int nesting, std::uint64_t max_iterations,
                                 VisibleWork& work) {
-  auto r = safe_bags(data);
-  if (!r) return tl::unexpected(r.error());
-  while (!r->empty()) {
-    auto bag = r->expect(kTagSequence, "SafeBag");
-    if (!bag) return tl::unexpected(bag.error());
-    auto br = children(*bag, "SafeBag");
-    if (!br) return tl::unexpected(br.error());
-    auto id = read_type(*br, "SafeBag");
-    if (!id) return tl::unexpected(id.error());
-    if (*id != oids::kShroudedKeyBag && *id != oids::kSafeContentsBag) continue;
-    auto value = safe_bag_value(*br);
-    if (!value) return tl::unexpected(value.error());
-    if (*id == oids::kSafeContentsBag) {
+  GETCERT_TRY_ASSIGN(auto r, safe_bags(data));
+  while (!r.empty()) {
+    GETCERT_TRY_ASSIGN(auto bag, r.expect(kTagSequence, "SafeBag"));
+    GETCERT_TRY_ASSIGN(auto br, children(bag, "SafeBag"));
+    GETCERT_TRY_ASSIGN(auto id, read_type(br, "SafeBag"));
+    if (id != oids::kShroudedKeyBag && id != oids::kSafeContentsBag) continue;
+    GETCERT_TRY_ASSIGN(auto value, safe_bag_value(br));
+    if (id == oids::kSafeContentsBag) {
       if (nesting + 1 > kMaxSafeContentsNesting) {
         return fail(Errc::malformed_input, "malformed PKCS#12: SafeContents nested too deep");
       }
-      auto ok = scan_shrouded_keys(value->encoding, nesting + 1, max_iterations, work);
+      auto ok = scan_shrouded_keys(value.encoding, nesting + 1, max_iterations, work);
       if (!ok) return ok;
       continue;
     }
-    auto er = children(*value, "EncryptedPrivateKeyInfo");
-    if (!er) return tl::unexpected(er.error());
-    auto alg_el = er->expect(kTagSequence, "shrouded key algorithm");
-    if (!alg_el) return tl::unexpected(alg_el.error());
-    auto alg = parse_pbe(*alg_el, max_iterations, "a shrouded key bag");
-    if (!alg) return tl::unexpected(alg.error());
-    work.cost = add_cost(work.cost, attempt_cost(*alg));
+    GETCERT_TRY_ASSIGN(auto er, children(value, "EncryptedPrivateKeyInfo"));
+    GETCERT_TRY_ASSIGN(auto alg_el, er.expect(kTagSequence, "shrouded key algorithm"));
+    GETCERT_TRY_ASSIGN(auto alg, parse_pbe(alg_el, max_iterations, "a shrouded key bag"));
+    work.cost = add_cost(work.cost, attempt_cost(alg));
     ++work.keys;
   }
   return {};
@@ -255,8 +233,7 @@ Result<SecureBytes> Walker::decrypt_any(const PbeAlgorithm& alg, Bytes ciphertex
                       [&](const SecureBytes* t) { return *t == variant.bytes; })) {
         continue;
       }
-      auto paid = budget_.spend(attempt_cost(alg), tried.empty(), "the " + what);
-      if (!paid) return tl::unexpected(paid.error());
+      GETCERT_TRY(budget_.spend(attempt_cost(alg), tried.empty(), "the " + what));
       tried.push_back(&variant.bytes);
       auto plain = pbe_decrypt(alg, variant, ciphertext, info_.legacy_provider_used);
       if (!plain) return tl::unexpected(plain.error());
@@ -311,69 +288,56 @@ Result<Bundle> Walker::run(Bytes pfx) {
                 "this looks like a PEM file, not PKCS#12 (a .p12/.pfx file is binary DER)");
   }
   std::size_t trailing = 0;
-  auto top = parse_single(pfx, "PFX", &trailing);
-  if (!top) return tl::unexpected(top.error());
-  if (!top->is_universal(kTagSequence)) {
+  GETCERT_TRY_ASSIGN(auto top, parse_single(pfx, "PFX", &trailing));
+  if (!top.is_universal(kTagSequence)) {
     return fail(Errc::malformed_input, "not a PKCS#12 file: no PFX SEQUENCE at the start");
   }
   if (trailing > 0) warn(std::to_string(trailing) + " trailing bytes after the PFX ignored");
-  auto r = children(*top, "PFX");
-  if (!r) return tl::unexpected(r.error());
+  GETCERT_TRY_ASSIGN(auto r, children(top, "PFX"));
 
-  auto version_el = r->expect(kTagInteger, "PFX version");
-  if (!version_el) return tl::unexpected(version_el.error());
-  auto version = small_uint(*version_el, "PFX version");
-  if (!version) return tl::unexpected(version.error());
-  if (*version != 3) {
-    return fail(Errc::malformed_input, "malformed PKCS#12: PFX version " +
-                                           std::to_string(*version) + " (only version 3 exists)");
+  GETCERT_TRY_ASSIGN(auto version_el, r.expect(kTagInteger, "PFX version"));
+  GETCERT_TRY_ASSIGN(auto version, small_uint(version_el, "PFX version"));
+  if (version != 3) {
+    return fail(Errc::malformed_input, "malformed PKCS#12: PFX version " + std::to_string(version) +
+                                           " (only version 3 exists)");
   }
   info_.version = 3;
 
-  auto auth_safe = r->expect(kTagSequence, "authSafe ContentInfo");
-  if (!auth_safe) return tl::unexpected(auth_safe.error());
-  auto ar = children(*auth_safe, "authSafe ContentInfo");
-  if (!ar) return tl::unexpected(ar.error());
-  auto type_el = ar->expect(kTagOid, "authSafe content type");
-  if (!type_el) return tl::unexpected(type_el.error());
-  auto type = oid(*type_el, "authSafe content type");
-  if (!type) return tl::unexpected(type.error());
-  if (*type == oids::kSignedData) {
+  GETCERT_TRY_ASSIGN(auto auth_safe, r.expect(kTagSequence, "authSafe ContentInfo"));
+  GETCERT_TRY_ASSIGN(auto ar, children(auth_safe, "authSafe ContentInfo"));
+  GETCERT_TRY_ASSIGN(auto type_el, ar.expect(kTagOid, "authSafe content type"));
+  GETCERT_TRY_ASSIGN(auto type, oid(type_el, "authSafe content type"));
+  if (type == oids::kSignedData) {
     return fail(Errc::unsupported,
                 "public-key integrity mode (authSafe is signedData) is not supported");
   }
-  if (*type != oids::kData) {
+  if (type != oids::kData) {
     return fail(Errc::malformed_input,
-                "malformed PKCS#12: authSafe content type " + describe_oid(*type) + " is not data");
+                "malformed PKCS#12: authSafe content type " + describe_oid(type) + " is not data");
   }
-  auto explicit0 = ar->optional(TagClass::context, 0, "authSafe content");
+  auto explicit0 = ar.optional(TagClass::context, 0, "authSafe content");
   if (!explicit0) return tl::unexpected(explicit0.error());
   if (!*explicit0) return fail(Errc::malformed_input, "malformed PKCS#12: authSafe has no content");
-  auto er = children(**explicit0, "authSafe content");
-  if (!er) return tl::unexpected(er.error());
-  auto octets_el = er->expect(kTagOctetString, "authSafe content");
-  if (!octets_el) return tl::unexpected(octets_el.error());
-  auto auth_bytes = octet_string(*octets_el, "authSafe content");
-  if (!auth_bytes) return tl::unexpected(auth_bytes.error());
+  GETCERT_TRY_ASSIGN(auto er, children(**explicit0, "authSafe content"));
+  GETCERT_TRY_ASSIGN(auto octets_el, er.expect(kTagOctetString, "authSafe content"));
+  GETCERT_TRY_ASSIGN(auto auth_bytes, octet_string(octets_el, "authSafe content"));
 
-  auto mac_el = r->optional(TagClass::universal, kTagSequence, "MacData");
+  auto mac_el = r.optional(TagClass::universal, kTagSequence, "MacData");
   if (!mac_el) return tl::unexpected(mac_el.error());
-  if (!r->empty())
+  if (!r.empty())
     return fail(Errc::malformed_input, "malformed PKCS#12: unexpected data after MacData");
 
   std::optional<MacData> mac;
   if (*mac_el) {
-    auto parsed = parse_mac_data(**mac_el, options_.max_iterations);
-    if (!parsed) return tl::unexpected(parsed.error());
-    mac = std::move(*parsed);
+    GETCERT_TRY_ASSIGN(auto parsed, parse_mac_data(**mac_el, options_.max_iterations));
+    mac = std::move(parsed);
   }
-  auto affordable = reserve_visible_work(mac ? &*mac : nullptr, *auth_bytes);
-  if (!affordable) return tl::unexpected(affordable.error());
+  GETCERT_TRY(reserve_visible_work(mac ? &*mac : nullptr, auth_bytes));
 
   if (mac) {
     info_.mac = mac->info;
     std::size_t variant = 0;
-    auto matched = verify_mac(*mac, candidates_, *auth_bytes, budget_, variant);
+    auto matched = verify_mac(*mac, candidates_, auth_bytes, budget_, variant);
     if (!matched) return tl::unexpected(matched.error());
     if (!*matched) return fail(Errc::wrong_password, "wrong password (MAC check failed)");
     form_ = **matched;
@@ -391,18 +355,14 @@ Result<Bundle> Walker::run(Bytes pfx) {
   }
 
   // AuthenticatedSafe ::= SEQUENCE OF ContentInfo
-  auto safes = parse_single(*auth_bytes, "AuthenticatedSafe");
-  if (!safes) return tl::unexpected(safes.error());
-  if (!safes->is_universal(kTagSequence)) {
+  GETCERT_TRY_ASSIGN(auto safes, parse_single(auth_bytes, "AuthenticatedSafe"));
+  if (!safes.is_universal(kTagSequence)) {
     return fail(Errc::malformed_input, "malformed PKCS#12: AuthenticatedSafe is not a SEQUENCE");
   }
-  auto sr = children(*safes, "AuthenticatedSafe");
-  if (!sr) return tl::unexpected(sr.error());
-  for (std::size_t index = 1; !sr->empty(); ++index) {
-    auto ci = sr->expect(kTagSequence, "AuthenticatedSafe ContentInfo");
-    if (!ci) return tl::unexpected(ci.error());
-    auto ok = read_safe(*ci, index);
-    if (!ok) return tl::unexpected(ok.error());
+  GETCERT_TRY_ASSIGN(auto sr, children(safes, "AuthenticatedSafe"));
+  for (std::size_t index = 1; !sr.empty(); ++index) {
+    GETCERT_TRY_ASSIGN(auto ci, sr.expect(kTagSequence, "AuthenticatedSafe ContentInfo"));
+    GETCERT_TRY(read_safe(ci, index));
   }
 
   if (form_) info_.password_used = candidates_[*form_].kind;
@@ -420,28 +380,21 @@ Result<void> Walker::reserve_visible_work(const MacData* mac, Bytes auth_safe) {
     work.cost = attempt_cost(*mac);
   }
   auto scanned = [&]() -> Result<void> {
-    auto safes = parse_single(auth_safe, "AuthenticatedSafe");
-    if (!safes) return tl::unexpected(safes.error());
-    auto sr = children(*safes, "AuthenticatedSafe");
-    if (!sr) return tl::unexpected(sr.error());
-    for (std::size_t index = 1; !sr->empty(); ++index) {
-      auto ci = sr->expect(kTagSequence, "AuthenticatedSafe ContentInfo");
-      if (!ci) return tl::unexpected(ci.error());
-      auto r = children(*ci, "ContentInfo");
-      if (!r) return tl::unexpected(r.error());
-      auto type_el = r->expect(kTagOid, "ContentInfo content type");
-      if (!type_el) return tl::unexpected(type_el.error());
-      auto type = oid(*type_el, "ContentInfo content type");
-      if (!type) return tl::unexpected(type.error());
-      auto content = r->optional(TagClass::context, 0, "ContentInfo content");
+    GETCERT_TRY_ASSIGN(auto safes, parse_single(auth_safe, "AuthenticatedSafe"));
+    GETCERT_TRY_ASSIGN(auto sr, children(safes, "AuthenticatedSafe"));
+    for (std::size_t index = 1; !sr.empty(); ++index) {
+      GETCERT_TRY_ASSIGN(auto ci, sr.expect(kTagSequence, "AuthenticatedSafe ContentInfo"));
+      GETCERT_TRY_ASSIGN(auto r, children(ci, "ContentInfo"));
+      GETCERT_TRY_ASSIGN(auto type_el, r.expect(kTagOid, "ContentInfo content type"));
+      GETCERT_TRY_ASSIGN(auto type, oid(type_el, "ContentInfo content type"));
+      auto content = r.optional(TagClass::context, 0, "ContentInfo content");
       if (!content) return tl::unexpected(content.error());
       if (!*content) continue;
-      if (*type == oids::kData) {
-        auto octets = data_content(**content);
-        if (!octets) return tl::unexpected(octets.error());
-        auto ok = scan_shrouded_keys(*octets, 0, options_.max_iterations, work);
+      if (type == oids::kData) {
+        GETCERT_TRY_ASSIGN(auto octets, data_content(**content));
+        auto ok = scan_shrouded_keys(octets, 0, options_.max_iterations, work);
         if (!ok) return ok;
-      } else if (*type == oids::kEncryptedData) {
+      } else if (type == oids::kEncryptedData) {
         auto safe =
             encrypted_content(**content, options_.max_iterations, "safe " + std::to_string(index));
         if (!safe) return tl::unexpected(safe.error());
@@ -462,25 +415,21 @@ Result<void> Walker::reserve_visible_work(const MacData* mac, Bytes auth_safe) {
 Result<void> Walker::read_safe(const Element& content_info, std::size_t index) {
   const std::string where = "safe " + std::to_string(index);
   SafeInfo safe;
-  auto r = children(content_info, "ContentInfo");
-  if (!r) return tl::unexpected(r.error());
-  auto type_el = r->expect(kTagOid, "ContentInfo content type");
-  if (!type_el) return tl::unexpected(type_el.error());
-  auto type = oid(*type_el, "ContentInfo content type");
-  if (!type) return tl::unexpected(type.error());
-  safe.content_type = content_type_name(*type);
-  auto content = r->optional(TagClass::context, 0, "ContentInfo content");
+  GETCERT_TRY_ASSIGN(auto r, children(content_info, "ContentInfo"));
+  GETCERT_TRY_ASSIGN(auto type_el, r.expect(kTagOid, "ContentInfo content type"));
+  GETCERT_TRY_ASSIGN(auto type, oid(type_el, "ContentInfo content type"));
+  safe.content_type = content_type_name(type);
+  auto content = r.optional(TagClass::context, 0, "ContentInfo content");
   if (!content) return tl::unexpected(content.error());
 
-  if (*type == oids::kData) {
+  if (type == oids::kData) {
     safe.encryption = "none";
     if (!*content)
       return fail(Errc::malformed_input, "malformed PKCS#12: " + where + " has no content");
-    auto octets = data_content(**content);
-    if (!octets) return tl::unexpected(octets.error());
-    auto ok = read_safe_contents(*octets, 0, safe);
+    GETCERT_TRY_ASSIGN(auto octets, data_content(**content));
+    auto ok = read_safe_contents(octets, 0, safe);
     if (!ok) return ok;
-  } else if (*type == oids::kEncryptedData) {
+  } else if (type == oids::kEncryptedData) {
     if (!*content)
       return fail(Errc::malformed_input, "malformed PKCS#12: " + where + " has no content");
     auto encrypted = encrypted_content(**content, options_.max_iterations, where);
@@ -507,24 +456,22 @@ Result<void> Walker::read_safe(const Element& content_info, std::size_t index) {
       auto ok = read_safe_contents(*plain, 0, safe);
       if (!ok) return ok;
     }
-  } else if (*type == oids::kEnvelopedData) {
+  } else if (type == oids::kEnvelopedData) {
     safe.encryption = "public-key (envelopedData)";
     warn(where + " is envelopedData (public-key encrypted); not supported, skipped");
   } else {
     safe.encryption = "unknown";
-    warn(where + " has content type " + describe_oid(*type) + "; skipped");
+    warn(where + " has content type " + describe_oid(type) + "; skipped");
   }
   info_.safes.push_back(std::move(safe));
   return {};
 }
 
 Result<void> Walker::read_safe_contents(Bytes data, int nesting, SafeInfo& safe) {
-  auto r = safe_bags(data);
-  if (!r) return tl::unexpected(r.error());
-  while (!r->empty()) {
-    auto bag = r->expect(kTagSequence, "SafeBag");
-    if (!bag) return tl::unexpected(bag.error());
-    auto ok = read_bag(*bag, nesting, safe);
+  GETCERT_TRY_ASSIGN(auto r, safe_bags(data));
+  while (!r.empty()) {
+    GETCERT_TRY_ASSIGN(auto bag, r.expect(kTagSequence, "SafeBag"));
+    auto ok = read_bag(bag, nesting, safe);
     if (!ok) return ok;
   }
   return {};
@@ -532,68 +479,56 @@ Result<void> Walker::read_safe_contents(Bytes data, int nesting, SafeInfo& safe)
 
 Result<void> Walker::read_bag(const Element& bag, int nesting, SafeInfo& safe) {
   // SafeBag ::= SEQUENCE { bagId OID, bagValue [0] EXPLICIT ANY, bagAttributes SET OPTIONAL }
-  auto r = children(bag, "SafeBag");
-  if (!r) return tl::unexpected(r.error());
-  auto id = read_type(*r, "SafeBag");
-  if (!id) return tl::unexpected(id.error());
-  auto value = safe_bag_value(*r);
-  if (!value) return tl::unexpected(value.error());
+  GETCERT_TRY_ASSIGN(auto r, children(bag, "SafeBag"));
+  GETCERT_TRY_ASSIGN(auto id, read_type(r, "SafeBag"));
+  GETCERT_TRY_ASSIGN(auto value, safe_bag_value(r));
   BagAttributes attrs;
-  auto attr_set = r->optional(TagClass::universal, kTagSet, "bag attributes");
+  auto attr_set = r.optional(TagClass::universal, kTagSet, "bag attributes");
   if (!attr_set) return tl::unexpected(attr_set.error());
   if (*attr_set) {
-    auto parsed = parse_bag_attributes(**attr_set);
-    if (!parsed) return tl::unexpected(parsed.error());
-    attrs = std::move(*parsed);
+    GETCERT_TRY_ASSIGN(auto parsed, parse_bag_attributes(**attr_set));
+    attrs = std::move(parsed);
   }
 
   BagInfo info;
-  info.type = bag_type_name(*id);
+  info.type = bag_type_name(id);
   info.attributes = attrs;
   info.nesting = nesting;
 
-  if (*id == oids::kKeyBag) {
-    auto key = parse_pkcs8(value->encoding);
-    if (!key) return tl::unexpected(key.error());
-    info.description = describe_key(key->info);
-    contents_.keys.push_back({std::move(*key), std::move(attrs)});
-  } else if (*id == oids::kShroudedKeyBag) {
+  if (id == oids::kKeyBag) {
+    GETCERT_TRY_ASSIGN(auto key, parse_pkcs8(value.encoding));
+    info.description = describe_key(key.info);
+    contents_.keys.push_back({std::move(key), std::move(attrs)});
+  } else if (id == oids::kShroudedKeyBag) {
     // EncryptedPrivateKeyInfo ::= SEQUENCE { encryptionAlgorithm AlgId, encryptedData OCTET STRING
     // }
-    auto er = children(*value, "EncryptedPrivateKeyInfo");
-    if (!er) return tl::unexpected(er.error());
-    auto alg_el = er->expect(kTagSequence, "shrouded key algorithm");
-    if (!alg_el) return tl::unexpected(alg_el.error());
-    auto alg = parse_pbe(*alg_el, options_.max_iterations, "a shrouded key bag");
-    if (!alg) return tl::unexpected(alg.error());
-    info.encryption = alg->description;
-    info.iterations = alg->iterations;
-    auto data_el = er->expect(kTagOctetString, "shrouded key data");
-    if (!data_el) return tl::unexpected(data_el.error());
-    auto ciphertext = octet_string(*data_el, "shrouded key data");
-    if (!ciphertext) return tl::unexpected(ciphertext.error());
-    auto plain = decrypt_key_bag(*alg, *ciphertext);
-    if (!plain) return tl::unexpected(plain.error());
-    auto key = parse_pkcs8(*plain);
-    if (!key) return tl::unexpected(key.error());
-    info.description = describe_key(key->info);
-    contents_.keys.push_back({std::move(*key), std::move(attrs)});
-  } else if (*id == oids::kCertBag) {
-    auto ok = read_cert_bag(*value, info, attrs);
+    GETCERT_TRY_ASSIGN(auto er, children(value, "EncryptedPrivateKeyInfo"));
+    GETCERT_TRY_ASSIGN(auto alg_el, er.expect(kTagSequence, "shrouded key algorithm"));
+    GETCERT_TRY_ASSIGN(auto alg, parse_pbe(alg_el, options_.max_iterations, "a shrouded key bag"));
+    info.encryption = alg.description;
+    info.iterations = alg.iterations;
+    GETCERT_TRY_ASSIGN(auto data_el, er.expect(kTagOctetString, "shrouded key data"));
+    GETCERT_TRY_ASSIGN(auto ciphertext, octet_string(data_el, "shrouded key data"));
+    GETCERT_TRY_ASSIGN(auto plain, decrypt_key_bag(alg, ciphertext));
+    GETCERT_TRY_ASSIGN(auto key, parse_pkcs8(plain));
+    info.description = describe_key(key.info);
+    contents_.keys.push_back({std::move(key), std::move(attrs)});
+  } else if (id == oids::kCertBag) {
+    auto ok = read_cert_bag(value, info, attrs);
     if (!ok) return ok;
-  } else if (*id == oids::kCrlBag) {
+  } else if (id == oids::kCrlBag) {
     info.description = "CRL (ignored)";
     warn("CRL bag ignored");
-  } else if (*id == oids::kSecretBag) {
+  } else if (id == oids::kSecretBag) {
     std::string secret_type = "unknown type";
-    if (auto sr = children(*value, "SecretBag")) {
+    if (auto sr = children(value, "SecretBag")) {
       if (auto t = sr->next("SecretBag type"); t && t->is_universal(kTagOid)) {
         if (auto o = oid(*t, "SecretBag type")) secret_type = describe_oid(*o);
       }
     }
     info.description = "secret (" + secret_type + ", ignored)";
     warn("secret bag ignored (" + secret_type + ")");
-  } else if (*id == oids::kSafeContentsBag) {
+  } else if (id == oids::kSafeContentsBag) {
     if (nesting + 1 > kMaxSafeContentsNesting) {
       return fail(Errc::malformed_input, "malformed PKCS#12: SafeContents bags nested more than " +
                                              std::to_string(kMaxSafeContentsNesting) +
@@ -601,10 +536,10 @@ Result<void> Walker::read_bag(const Element& bag, int nesting, SafeInfo& safe) {
     }
     info.description = "nested SafeContents";
     safe.bags.push_back(std::move(info));
-    return read_safe_contents(value->encoding, nesting + 1, safe);
+    return read_safe_contents(value.encoding, nesting + 1, safe);
   } else {
     info.description = "unknown bag type (ignored)";
-    warn("unknown bag type " + describe_oid(*id) + " ignored");
+    warn("unknown bag type " + describe_oid(id) + " ignored");
   }
   safe.bags.push_back(std::move(info));
   return {};
@@ -613,30 +548,24 @@ Result<void> Walker::read_bag(const Element& bag, int nesting, SafeInfo& safe) {
 Result<void> Walker::read_cert_bag(const Element& value, BagInfo& info,
                                    const BagAttributes& attrs) {
   // CertBag ::= SEQUENCE { certId OID, certValue [0] EXPLICIT ANY }
-  auto r = children(value, "CertBag");
-  if (!r) return tl::unexpected(r.error());
-  auto type = read_type(*r, "CertBag");
-  if (!type) return tl::unexpected(type.error());
-  auto wrapper = read_explicit(*r, "CertBag");
-  if (!wrapper) return tl::unexpected(wrapper.error());
-  if (*type == oids::kSdsiCertificate) {
+  GETCERT_TRY_ASSIGN(auto r, children(value, "CertBag"));
+  GETCERT_TRY_ASSIGN(auto type, read_type(r, "CertBag"));
+  GETCERT_TRY_ASSIGN(auto wrapper, read_explicit(r, "CertBag"));
+  if (type == oids::kSdsiCertificate) {
     info.description = "sdsiCertificate (unsupported, skipped)";
     warn("SDSI certificate bag skipped (unsupported certificate type)");
     return {};
   }
-  if (*type != oids::kX509Certificate) {
-    info.description = "certificate of type " + describe_oid(*type) + " (unsupported, skipped)";
-    warn("certificate bag of type " + describe_oid(*type) + " skipped");
+  if (type != oids::kX509Certificate) {
+    info.description = "certificate of type " + describe_oid(type) + " (unsupported, skipped)";
+    warn("certificate bag of type " + describe_oid(type) + " skipped");
     return {};
   }
-  auto wr = children(*wrapper, "CertBag value");
-  if (!wr) return tl::unexpected(wr.error());
-  auto octets_el = wr->expect(kTagOctetString, "x509Certificate");
-  if (!octets_el) return tl::unexpected(octets_el.error());
-  auto der = octet_string(*octets_el, "x509Certificate");
-  if (!der) return tl::unexpected(der.error());
+  GETCERT_TRY_ASSIGN(auto wr, children(wrapper, "CertBag value"));
+  GETCERT_TRY_ASSIGN(auto octets_el, wr.expect(kTagOctetString, "x509Certificate"));
+  GETCERT_TRY_ASSIGN(auto der, octet_string(octets_el, "x509Certificate"));
   internal::X509Ptr x509;
-  auto cert = internal::certificate_from_der(*der, &x509);
+  auto cert = internal::certificate_from_der(der, &x509);
   if (!cert) {
     // One unreadable certificate should not hide the rest of a trust store.
     info.description = "x509Certificate (unparseable, skipped)";

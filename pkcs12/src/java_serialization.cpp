@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "getcert/keystore.hpp"
+#include "internal/try.hpp"
 
 namespace getcert::pkcs12::detail {
 namespace {
@@ -66,12 +67,11 @@ class Walker {
   explicit Walker(Bytes data) : data_(data) {}
 
   Result<std::size_t> run() {
-    auto magic = take(4);
-    if (!magic) return tl::unexpected(magic.error());
-    if ((*magic)[0] != 0xAC || (*magic)[1] != 0xED || (*magic)[2] != 0x00 || (*magic)[3] != 0x05) {
+    GETCERT_TRY_ASSIGN(auto magic, take(4));
+    if (magic[0] != 0xAC || magic[1] != 0xED || magic[2] != 0x00 || magic[3] != 0x05) {
       return malformed("not a Java serialization stream");
     }
-    if (auto ok = object(0); !ok) return tl::unexpected(ok.error());
+    GETCERT_TRY(object(0));
     return pos_;
   }
 
@@ -88,19 +88,16 @@ class Walker {
   }
 
   Result<std::uint64_t> number(std::size_t width) {
-    auto b = take(width);
-    if (!b) return tl::unexpected(b.error());
+    GETCERT_TRY_ASSIGN(auto b, take(width));
     std::uint64_t v = 0;
-    for (const std::uint8_t byte : *b) v = (v << 8U) | byte;
+    for (const std::uint8_t byte : b) v = (v << 8U) | byte;
     return v;
   }
 
   Result<std::string> utf() {
-    auto len = number(2);
-    if (!len) return tl::unexpected(len.error());
-    auto b = take(static_cast<std::size_t>(*len));
-    if (!b) return tl::unexpected(b.error());
-    return std::string(b->begin(), b->end());
+    GETCERT_TRY_ASSIGN(auto len, number(2));
+    GETCERT_TRY_ASSIGN(auto b, take(static_cast<std::size_t>(len)));
+    return std::string(b.begin(), b.end());
   }
 
   Result<std::uint8_t> peek() const {
@@ -116,48 +113,41 @@ class Walker {
   // classDesc: a new class descriptor, a reference to one, or null.
   Result<std::optional<std::size_t>> class_desc(int depth) {
     if (depth > kMaxJavaSerializationDepth) return malformed("nested too deeply");
-    auto tag = number(1);
-    if (!tag) return tl::unexpected(tag.error());
-    if (*tag == kTcNull) return std::optional<std::size_t>();
-    if (*tag == kTcReference) {
-      auto handle = number(4);
-      if (!handle) return tl::unexpected(handle.error());
-      if (*handle < kBaseHandle || *handle - kBaseHandle >= handles_.size() ||
-          !handles_[static_cast<std::size_t>(*handle - kBaseHandle)]) {
+    GETCERT_TRY_ASSIGN(auto tag, number(1));
+    if (tag == kTcNull) return std::optional<std::size_t>();
+    if (tag == kTcReference) {
+      GETCERT_TRY_ASSIGN(auto handle, number(4));
+      if (handle < kBaseHandle || handle - kBaseHandle >= handles_.size() ||
+          !handles_[static_cast<std::size_t>(handle - kBaseHandle)]) {
         return malformed("reference to an unknown class descriptor");
       }
-      return handles_[static_cast<std::size_t>(*handle - kBaseHandle)];
+      return handles_[static_cast<std::size_t>(handle - kBaseHandle)];
     }
-    if (*tag != kTcClassDesc) return fail(Errc::unsupported, "unsupported Java class descriptor");
+    if (tag != kTcClassDesc) return fail(Errc::unsupported, "unsupported Java class descriptor");
     ClassDesc desc;
-    auto name = utf();
-    if (!name) return tl::unexpected(name.error());
-    desc.name = std::move(*name);
-    if (auto uid = take(8); !uid) return tl::unexpected(uid.error());
+    GETCERT_TRY_ASSIGN(auto name, utf());
+    desc.name = std::move(name);
+    GETCERT_TRY(take(8));
     const std::size_t index = descs_.size();
     descs_.emplace_back();
     new_handle(index);
-    auto flags = number(1);
-    if (!flags) return tl::unexpected(flags.error());
-    desc.flags = static_cast<std::uint8_t>(*flags);
-    auto count = number(2);
-    if (!count) return tl::unexpected(count.error());
-    for (std::uint64_t i = 0; i < *count; ++i) {
-      auto code = number(1);
-      if (!code) return tl::unexpected(code.error());
-      const char type = static_cast<char>(*code);
-      if (auto field = utf(); !field) return tl::unexpected(field.error());
+    GETCERT_TRY_ASSIGN(auto flags, number(1));
+    desc.flags = static_cast<std::uint8_t>(flags);
+    GETCERT_TRY_ASSIGN(auto count, number(2));
+    for (std::uint64_t i = 0; i < count; ++i) {
+      GETCERT_TRY_ASSIGN(auto code, number(1));
+      const char type = static_cast<char>(code);
+      GETCERT_TRY(utf());
       if (type == 'L' || type == '[') {
-        if (auto cls = object(depth + 1); !cls) return tl::unexpected(cls.error());
+        GETCERT_TRY(object(depth + 1));
       } else if (primitive_width(type) == 0) {
         return malformed("unknown field type");
       }
       desc.field_types.push_back(type);
     }
-    if (auto ok = annotations(depth + 1); !ok) return tl::unexpected(ok.error());
-    auto super = class_desc(depth + 1);
-    if (!super) return tl::unexpected(super.error());
-    desc.super = *super;
+    GETCERT_TRY(annotations(depth + 1));
+    GETCERT_TRY_ASSIGN(auto super, class_desc(depth + 1));
+    desc.super = super;
     descs_[index] = std::move(desc);
     return std::optional<std::size_t>(index);
   }
@@ -165,13 +155,12 @@ class Walker {
   // Contents up to and including TC_ENDBLOCKDATA.
   Result<void> annotations(int depth) {
     for (;;) {
-      auto tag = peek();
-      if (!tag) return tl::unexpected(tag.error());
-      if (*tag == kTcEndBlockData) {
+      GETCERT_TRY_ASSIGN(auto tag, peek());
+      if (tag == kTcEndBlockData) {
         ++pos_;
         return {};
       }
-      if (auto ok = object(depth); !ok) return tl::unexpected(ok.error());
+      GETCERT_TRY(object(depth));
     }
   }
 
@@ -191,19 +180,18 @@ class Walker {
         if ((desc.flags & kScBlockData) == 0) {
           return fail(Errc::unsupported, "unsupported Java externalizable object");
         }
-        if (auto ok = annotations(depth); !ok) return tl::unexpected(ok.error());
+        GETCERT_TRY(annotations(depth));
         continue;
       }
       for (const char type : desc.field_types) {
         const std::size_t width = primitive_width(type);
         if (width > 0) {
-          if (auto b = take(width); !b) return tl::unexpected(b.error());
-        } else if (auto ok = object(depth); !ok) {
-          return tl::unexpected(ok.error());
-        }
+          GETCERT_TRY(take(width));
+        } else
+          GETCERT_TRY(object(depth));
       }
       if ((desc.flags & kScWriteMethod) != 0) {
-        if (auto ok = annotations(depth); !ok) return tl::unexpected(ok.error());
+        GETCERT_TRY(annotations(depth));
       }
     }
     return {};
@@ -211,23 +199,20 @@ class Walker {
 
   Result<void> object(int depth) {
     if (depth > kMaxJavaSerializationDepth) return malformed("nested too deeply");
-    auto tag = peek();
-    if (!tag) return tl::unexpected(tag.error());
-    switch (*tag) {
+    GETCERT_TRY_ASSIGN(auto tag, peek());
+    switch (tag) {
       case kTcReference: {
         // Any earlier object (a field's type name is often a reference to an earlier string).
         ++pos_;
-        auto handle = number(4);
-        if (!handle) return tl::unexpected(handle.error());
-        if (*handle < kBaseHandle || *handle - kBaseHandle >= handles_.size()) {
+        GETCERT_TRY_ASSIGN(auto handle, number(4));
+        if (handle < kBaseHandle || handle - kBaseHandle >= handles_.size()) {
           return malformed("reference to an unknown object");
         }
         return {};
       }
       case kTcNull:
       case kTcClassDesc: {
-        auto d = class_desc(depth);
-        if (!d) return tl::unexpected(d.error());
+        GETCERT_TRY(class_desc(depth));
         return {};
       }
       case kTcObject: {
@@ -242,10 +227,9 @@ class Walker {
       case kTcLongString: {
         ++pos_;
         new_handle(std::nullopt);
-        auto len = number(*tag == kTcString ? 2 : 8);
-        if (!len) return tl::unexpected(len.error());
-        if (*len > data_.size() - pos_) return malformed("truncated");
-        pos_ += static_cast<std::size_t>(*len);
+        GETCERT_TRY_ASSIGN(auto len, number(tag == kTcString ? 2 : 8));
+        if (len > data_.size() - pos_) return malformed("truncated");
+        pos_ += static_cast<std::size_t>(len);
         return {};
       }
       case kTcArray: {
@@ -256,30 +240,28 @@ class Walker {
           return malformed("array without an array class");
         }
         new_handle(std::nullopt);
-        auto size = number(4);
-        if (!size) return tl::unexpected(size.error());
+        GETCERT_TRY_ASSIGN(auto size, number(4));
         const std::size_t width = primitive_width(descs_[**d].name[1]);
         // Checked against what is left before anything is walked: each element takes at least
         // one byte.
-        if (*size > data_.size() - pos_ || (width > 0 && *size * width > data_.size() - pos_)) {
+        if (size > data_.size() - pos_ || (width > 0 && size * width > data_.size() - pos_)) {
           return malformed("array longer than the data");
         }
         if (width > 0) {
-          pos_ += static_cast<std::size_t>(*size * width);
+          pos_ += static_cast<std::size_t>(size * width);
           return {};
         }
-        for (std::uint64_t i = 0; i < *size; ++i) {
-          if (auto ok = object(depth + 1); !ok) return tl::unexpected(ok.error());
+        for (std::uint64_t i = 0; i < size; ++i) {
+          GETCERT_TRY(object(depth + 1));
         }
         return {};
       }
       case kTcBlockData:
       case kTcBlockDataLong: {
         ++pos_;
-        auto len = number(*tag == kTcBlockData ? 1 : 4);
-        if (!len) return tl::unexpected(len.error());
-        if (*len > data_.size() - pos_) return malformed("truncated");
-        pos_ += static_cast<std::size_t>(*len);
+        GETCERT_TRY_ASSIGN(auto len, number(tag == kTcBlockData ? 1 : 4));
+        if (len > data_.size() - pos_) return malformed("truncated");
+        pos_ += static_cast<std::size_t>(len);
         return {};
       }
       default:

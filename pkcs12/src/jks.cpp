@@ -21,6 +21,7 @@
 #include "assemble.hpp"
 #include "crypto.hpp"
 #include "getcert/text.hpp"
+#include "internal/try.hpp"
 #include "internal/x509_util.hpp"
 #include "java_serialization.hpp"
 #include "private_key.hpp"
@@ -152,28 +153,25 @@ class StoreReader {
   }
 
   Result<std::uint64_t> number(std::size_t width, const char* what) {
-    auto b = take(width, what);
-    if (!b) return tl::unexpected(b.error());
+    GETCERT_TRY_ASSIGN(auto b, take(width, what));
     std::uint64_t v = 0;
-    for (const std::uint8_t byte : *b) v = (v << 8U) | byte;
+    for (const std::uint8_t byte : b) v = (v << 8U) | byte;
     return v;
   }
 
   // A u32 length of something that must follow in the data: checked before it is used.
   Result<std::size_t> length(const char* what) {
-    auto n = number(4, what);
-    if (!n) return tl::unexpected(n.error());
-    if (*n > remaining()) {
-      return malformed(format_, std::string(what) + " length " + std::to_string(*n) +
+    GETCERT_TRY_ASSIGN(auto n, number(4, what));
+    if (n > remaining()) {
+      return malformed(format_, std::string(what) + " length " + std::to_string(n) +
                                     " is beyond the end of the file");
     }
-    return static_cast<std::size_t>(*n);
+    return static_cast<std::size_t>(n);
   }
 
   Result<Bytes> utf(const char* what) {
-    auto n = number(2, what);
-    if (!n) return tl::unexpected(n.error());
-    return take(static_cast<std::size_t>(*n), what);
+    GETCERT_TRY_ASSIGN(auto n, number(2, what));
+    return take(static_cast<std::size_t>(n), what);
   }
 
   Result<Bytes> rest_from(std::size_t start) const { return data_.subspan(start); }
@@ -188,15 +186,12 @@ class StoreReader {
 Result<RawCert> read_cert(StoreReader& in, std::uint32_t version) {
   RawCert cert{"X.509", {}};
   if (version == 2) {
-    auto type = in.utf("certificate type");
-    if (!type) return tl::unexpected(type.error());
-    cert.type.assign(type->begin(), type->end());
+    GETCERT_TRY_ASSIGN(auto type, in.utf("certificate type"));
+    cert.type.assign(type.begin(), type.end());
   }
-  auto len = in.length("certificate");
-  if (!len) return tl::unexpected(len.error());
-  auto der = in.take(*len, "certificate");
-  if (!der) return tl::unexpected(der.error());
-  cert.der = *der;
+  GETCERT_TRY_ASSIGN(auto len, in.length("certificate"));
+  GETCERT_TRY_ASSIGN(auto der, in.take(len, "certificate"));
+  cert.der = der;
   return cert;
 }
 
@@ -254,51 +249,41 @@ Result<ProtectedKey> parse_protected_key(Bytes der, KeystoreFormat format, const
 
 Result<std::vector<RawEntry>> read_entries(StoreReader& in, KeystoreFormat format,
                                            std::uint32_t version, const KeystoreOptions& options) {
-  auto count = in.number(4, "entry count");
-  if (!count) return tl::unexpected(count.error());
+  GETCERT_TRY_ASSIGN(auto count, in.number(4, "entry count"));
   // Both caps are checked before anything is reserved: a 40-byte file cannot hold 4 billion
   // entries.
-  if (*count > kMaxKeystoreEntries || *count > (in.remaining() / kMinEntrySize)) {
+  if (count > kMaxKeystoreEntries || count > (in.remaining() / kMinEntrySize)) {
     return malformed(format,
-                     "entry count " + std::to_string(*count) + " is more than the file can hold");
+                     "entry count " + std::to_string(count) + " is more than the file can hold");
   }
   std::vector<RawEntry> entries;
-  entries.reserve(static_cast<std::size_t>(*count));
+  entries.reserve(static_cast<std::size_t>(count));
   std::set<std::string> aliases;
-  for (std::uint64_t n = 0; n < *count; ++n) {
+  for (std::uint64_t n = 0; n < count; ++n) {
     RawEntry e;
-    auto tag = in.number(4, "entry");
-    if (!tag) return tl::unexpected(tag.error());
-    e.tag = static_cast<std::uint32_t>(*tag);
-    auto alias = in.utf("alias");
-    if (!alias) return tl::unexpected(alias.error());
-    e.alias = alias_text(*alias);
-    auto created = in.number(8, "entry date");
-    if (!created) return tl::unexpected(created.error());
-    e.created_ms = static_cast<std::int64_t>(*created);
+    GETCERT_TRY_ASSIGN(auto tag, in.number(4, "entry"));
+    e.tag = static_cast<std::uint32_t>(tag);
+    GETCERT_TRY_ASSIGN(auto alias, in.utf("alias"));
+    e.alias = alias_text(alias);
+    GETCERT_TRY_ASSIGN(auto created, in.number(8, "entry date"));
+    e.created_ms = static_cast<std::int64_t>(created);
     if (e.tag == kTagPrivateKey) {
-      auto len = in.length("private key");
-      if (!len) return tl::unexpected(len.error());
-      auto key = in.take(*len, "private key");
-      if (!key) return tl::unexpected(key.error());
-      auto parsed = parse_protected_key(*key, format, e.alias, options);
-      if (!parsed) return tl::unexpected(parsed.error());
-      e.key = *parsed;
-      auto chain = in.number(4, "certificate chain");
-      if (!chain) return tl::unexpected(chain.error());
-      if (*chain > kMaxKeystoreChainLength || *chain > in.remaining() / 4) {
-        return malformed(format, "certificate chain length " + std::to_string(*chain) +
+      GETCERT_TRY_ASSIGN(auto len, in.length("private key"));
+      GETCERT_TRY_ASSIGN(auto key, in.take(len, "private key"));
+      GETCERT_TRY_ASSIGN(auto parsed, parse_protected_key(key, format, e.alias, options));
+      e.key = parsed;
+      GETCERT_TRY_ASSIGN(auto chain, in.number(4, "certificate chain"));
+      if (chain > kMaxKeystoreChainLength || chain > in.remaining() / 4) {
+        return malformed(format, "certificate chain length " + std::to_string(chain) +
                                      " is more than the file can hold");
       }
-      for (std::uint64_t c = 0; c < *chain; ++c) {
-        auto cert = read_cert(in, version);
-        if (!cert) return tl::unexpected(cert.error());
-        e.certs.push_back(*cert);
+      for (std::uint64_t c = 0; c < chain; ++c) {
+        GETCERT_TRY_ASSIGN(auto cert, read_cert(in, version));
+        e.certs.push_back(cert);
       }
     } else if (e.tag == kTagTrustedCert) {
-      auto cert = read_cert(in, version);
-      if (!cert) return tl::unexpected(cert.error());
-      e.certs.push_back(*cert);
+      GETCERT_TRY_ASSIGN(auto cert, read_cert(in, version));
+      e.certs.push_back(cert);
     } else if (e.tag == kTagSecretKey && format == KeystoreFormat::jceks) {
       auto rest = in.rest_from(in.position());
       auto len = java_serialized_length(*rest);
@@ -317,12 +302,11 @@ Result<std::vector<RawEntry>> read_entries(StoreReader& in, KeystoreFormat forma
 }
 
 Result<std::vector<std::uint8_t>> sha1_of(std::initializer_list<Bytes> parts) {
-  auto md = fetch_digest("SHA1", "SHA-1");
-  if (!md) return tl::unexpected(md.error());
+  GETCERT_TRY_ASSIGN(auto md, fetch_digest("SHA1", "SHA-1"));
   internal::clear_errors();
   internal::EvpMdCtxPtr ctx(EVP_MD_CTX_new());
   std::vector<std::uint8_t> out(kDigestSize);
-  bool ok = ctx && EVP_DigestInit_ex2(ctx.get(), md->get(), nullptr) == 1;
+  bool ok = ctx && EVP_DigestInit_ex2(ctx.get(), md.get(), nullptr) == 1;
   for (const Bytes part : parts) {
     ok = ok && EVP_DigestUpdate(ctx.get(), part.data(), part.size()) == 1;
   }
@@ -332,11 +316,12 @@ Result<std::vector<std::uint8_t>> sha1_of(std::initializer_list<Bytes> parts) {
 }
 
 Result<bool> digest_matches(Bytes body, Bytes stored, const SecureBytes& password) {
-  auto digest = sha1_of(
-      {password, Bytes(reinterpret_cast<const std::uint8_t*>(kWhitener.data()), kWhitener.size()),
-       body});
-  if (!digest) return tl::unexpected(digest.error());
-  return equal_constant_time(*digest, stored);
+  GETCERT_TRY_ASSIGN(
+      auto digest,
+      sha1_of({password,
+               Bytes(reinterpret_cast<const std::uint8_t*>(kWhitener.data()), kWhitener.size()),
+               body}));
+  return equal_constant_time(digest, stored);
 }
 
 // nullopt: the check digest does not match (wrong key password).
@@ -349,16 +334,14 @@ Result<std::optional<SecureBytes>> jks_unprotect(const ProtectedKey& key,
   std::vector<std::uint8_t> stream(salt.begin(), salt.end());
   for (std::size_t i = 0; i < encrypted.size(); ++i) {
     if (i % kDigestSize == 0) {
-      auto next = sha1_of({password, stream});
-      if (!next) return tl::unexpected(next.error());
-      stream = std::move(*next);
+      GETCERT_TRY_ASSIGN(auto next, sha1_of({password, stream}));
+      stream = std::move(next);
     }
     plain[i] = encrypted[i] ^ stream[i % kDigestSize];
   }
   secure_wipe(stream.data(), stream.size());
-  auto expected = sha1_of({password, plain});
-  if (!expected) return tl::unexpected(expected.error());
-  if (!equal_constant_time(*expected, check)) return std::optional<SecureBytes>{};
+  GETCERT_TRY_ASSIGN(auto expected, sha1_of({password, plain}));
+  if (!equal_constant_time(expected, check)) return std::optional<SecureBytes>{};
   return std::optional<SecureBytes>(std::move(plain));
 }
 
@@ -369,8 +352,7 @@ Result<std::optional<SecureBytes>> jceks_unprotect(const ProtectedKey& key,
   for (const char c : password) {
     if (c < 0x20 || c > 0x7E) return std::optional<SecureBytes>{};
   }
-  auto md5 = fetch_digest("MD5", "MD5");
-  if (!md5) return tl::unexpected(md5.error());
+  GETCERT_TRY_ASSIGN(auto md5, fetch_digest("MD5", "MD5"));
   std::array<std::uint8_t, 8> salt{};
   std::copy(key.salt.begin(), key.salt.end(), salt.begin());
   // Equal halves: SunJCE means to reverse the first half but, by a long-standing slip in its
@@ -391,7 +373,7 @@ Result<std::optional<SecureBytes>> jceks_unprotect(const ProtectedKey& key,
                       salt.begin() + static_cast<std::ptrdiff_t>(half * 4 + 4));
     std::array<std::uint8_t, 16> out{};
     for (std::uint64_t i = 0; i < key.iterations; ++i) {
-      if (EVP_DigestInit_ex2(ctx.get(), md5->get(), nullptr) != 1 ||
+      if (EVP_DigestInit_ex2(ctx.get(), md5.get(), nullptr) != 1 ||
           EVP_DigestUpdate(ctx.get(), block.data(), block.size()) != 1 ||
           EVP_DigestUpdate(ctx.get(), password.data(), password.size()) != 1 ||
           EVP_DigestFinal_ex(ctx.get(), out.data(), nullptr) != 1) {
@@ -403,10 +385,9 @@ Result<std::optional<SecureBytes>> jceks_unprotect(const ProtectedKey& key,
     derived.insert(derived.end(), block.begin(), block.end());
   }
   bool legacy_used = false;
-  auto cipher = fetch_cipher("DES-EDE3-CBC", "3DES", legacy_used);
-  if (!cipher) return tl::unexpected(cipher.error());
+  GETCERT_TRY_ASSIGN(auto cipher, fetch_cipher("DES-EDE3-CBC", "3DES", legacy_used));
   const Bytes all(derived.data(), derived.size());
-  return decrypt(cipher->get(), all.first(24), all.subspan(24, 8), key.data);
+  return decrypt(cipher.get(), all.first(24), all.subspan(24, 8), key.data);
 }
 
 std::string protection_of(const ProtectedKey& key) {
@@ -425,14 +406,13 @@ BagAttributes alias_attributes(const std::string& alias) {
 Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
                                     const KeystoreOptions& options) {
   StoreReader in(data, format);
-  if (auto magic = in.number(4, "header"); !magic) return tl::unexpected(magic.error());
-  auto version = in.number(4, "header");
-  if (!version) return tl::unexpected(version.error());
-  if (*version != 1 && *version != 2) {
-    return malformed(format, "unknown version " + std::to_string(*version));
+  GETCERT_TRY(in.number(4, "header"));
+  GETCERT_TRY_ASSIGN(auto version, in.number(4, "header"));
+  if (version != 1 && version != 2) {
+    return malformed(format, "unknown version " + std::to_string(version));
   }
-  auto entries = read_entries(in, format, static_cast<std::uint32_t>(*version), options);
-  if (!entries) return tl::unexpected(entries.error());
+  GETCERT_TRY_ASSIGN(auto entries,
+                     read_entries(in, format, static_cast<std::uint32_t>(version), options));
   if (in.remaining() < kDigestSize) return malformed(format, "truncated integrity digest");
   if (in.remaining() > kDigestSize) {
     return malformed(format, std::to_string(in.remaining() - kDigestSize) +
@@ -445,19 +425,19 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
   // reported as malformed even when the password is wrong too.
   Keystore out;
   out.format = format;
-  out.version = static_cast<int>(*version);
-  std::vector<std::vector<Certificate>> certs(entries->size());
-  for (std::size_t i = 0; i < entries->size(); ++i) {
-    for (const auto& raw : (*entries)[i].certs) {
+  out.version = static_cast<int>(version);
+  std::vector<std::vector<Certificate>> certs(entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    for (const auto& raw : entries[i].certs) {
       if (raw.type != "X.509") {
-        out.bundle.info.warnings.push_back("entry " + quote_untrusted((*entries)[i].alias) +
-                                           ": a " + valid_utf8(raw.type) +
+        out.bundle.info.warnings.push_back("entry " + quote_untrusted(entries[i].alias) + ": a " +
+                                           valid_utf8(raw.type) +
                                            " certificate is not supported; skipped");
         continue;
       }
       auto cert = parse_certificate_der(std::vector<std::uint8_t>(raw.der.begin(), raw.der.end()));
       if (!cert) {
-        return malformed(format, "entry " + quote_untrusted((*entries)[i].alias) +
+        return malformed(format, "entry " + quote_untrusted(entries[i].alias) +
                                      " holds a certificate that does not parse");
       }
       certs[i].push_back(std::move(*cert));
@@ -469,18 +449,16 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
   Password store_password_text;
   if (options.password) {
     SecureBytes pw = utf16be(options.password->view());
-    auto ok = digest_matches(body, stored, pw);
-    if (!ok) return tl::unexpected(ok.error());
-    if (!*ok) {
+    GETCERT_TRY_ASSIGN(auto ok, digest_matches(body, stored, pw));
+    if (!ok) {
       return fail(Errc::wrong_password,
                   "wrong store password: the key store's integrity digest does not match");
     }
     store_password = std::move(pw);
     store_password_text = *options.password;
   } else {
-    auto ok = digest_matches(body, stored, {});
-    if (!ok) return tl::unexpected(ok.error());
-    if (*ok) {
+    GETCERT_TRY_ASSIGN(auto ok, digest_matches(body, stored, {}));
+    if (ok) {
       store_password = SecureBytes{};
     } else if (!options.list_without_password) {
       return fail(Errc::wrong_password,
@@ -497,8 +475,8 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
   Contents contents;
   std::set<std::string> seen;
   bool secret_keys = false;
-  for (std::size_t i = 0; i < entries->size(); ++i) {
-    const RawEntry& raw = (*entries)[i];
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const RawEntry& raw = entries[i];
     KeystoreEntry entry;
     entry.alias = raw.alias;
     entry.created = raw.created_ms / 1000;
@@ -550,9 +528,9 @@ Result<Keystore> read_java_keystore(Bytes data, KeystoreFormat format,
     out.bundle.info.warnings.emplace_back("secret-key entries are listed, never exported");
   }
   Info info = std::move(out.bundle.info);
-  auto assembled = assemble(std::move(contents), std::move(info), options.max_signature_checks);
-  if (!assembled) return tl::unexpected(assembled.error());
-  out.bundle = std::move(*assembled);
+  GETCERT_TRY_ASSIGN(auto assembled,
+                     assemble(std::move(contents), std::move(info), options.max_signature_checks));
+  out.bundle = std::move(assembled);
   return out;
 }
 

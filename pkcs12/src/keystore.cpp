@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base64.hpp"
+#include "internal/try.hpp"
 #include "jks.hpp"
 
 namespace getcert::pkcs12 {
@@ -39,12 +40,11 @@ Result<Keystore> read_pkcs12(const std::vector<std::uint8_t>& der, KeystoreForma
   decode_options.max_iterations = options.max_iterations;
   decode_options.max_signature_checks = options.max_signature_checks;
   decode_options.key_password = options.key_password;
-  auto bundle = decode(der, decode_options);
-  if (!bundle) return tl::unexpected(bundle.error());
+  GETCERT_TRY_ASSIGN(auto bundle, decode(der, decode_options));
   Keystore out;
   out.format = format;
-  out.integrity_checked = bundle->info.mac.verified;
-  out.bundle = std::move(*bundle);
+  out.integrity_checked = bundle.info.mac.verified;
+  out.bundle = std::move(bundle);
   return out;
 }
 

@@ -3,45 +3,38 @@
 #include <algorithm>
 
 #include "crypto.hpp"
+#include "internal/try.hpp"
 #include "pbe.hpp"
 
 namespace getcert::pkcs12::detail {
 namespace {
 
 Result<std::string> read_oid(BerReader& r, const char* what) {
-  auto el = r.expect(kTagOid, what);
-  if (!el) return tl::unexpected(el.error());
-  return oid(*el, what);
+  GETCERT_TRY_ASSIGN(auto el, r.expect(kTagOid, what));
+  return oid(el, what);
 }
 
 // PBMAC1-params ::= SEQUENCE { keyDerivationFunc AlgorithmIdentifier {PBKDF2},
 //                              messageAuthScheme AlgorithmIdentifier {hmacWithSHA*} }
 Result<void> parse_pbmac1(const Element& params, std::uint64_t max_iterations, MacData& mac) {
-  auto r = children(params, "PBMAC1 parameters");
-  if (!r) return tl::unexpected(r.error());
-  auto kdf = r->expect(kTagSequence, "PBMAC1 key derivation function");
-  if (!kdf) return tl::unexpected(kdf.error());
-  auto scheme = r->expect(kTagSequence, "PBMAC1 message authentication scheme");
-  if (!scheme) return tl::unexpected(scheme.error());
+  GETCERT_TRY_ASSIGN(auto r, children(params, "PBMAC1 parameters"));
+  GETCERT_TRY_ASSIGN(auto kdf, r.expect(kTagSequence, "PBMAC1 key derivation function"));
+  GETCERT_TRY_ASSIGN(auto scheme, r.expect(kTagSequence, "PBMAC1 message authentication scheme"));
 
-  auto kdf_params = parse_pbkdf2(*kdf, "PBMAC1", "PBMAC1 PBKDF2");
-  if (!kdf_params) return tl::unexpected(kdf_params.error());
-  mac.salt = std::move(kdf_params->salt);
-  mac.iterations = kdf_params->iterations;
-  mac.prf = kdf_params->prf;
-  const std::optional<std::uint64_t> key_length = kdf_params->key_length;
+  GETCERT_TRY_ASSIGN(auto kdf_params, parse_pbkdf2(kdf, "PBMAC1", "PBMAC1 PBKDF2"));
+  mac.salt = std::move(kdf_params.salt);
+  mac.iterations = kdf_params.iterations;
+  mac.prf = kdf_params.prf;
+  const std::optional<std::uint64_t> key_length = kdf_params.key_length;
 
-  auto sr = children(*scheme, "PBMAC1 message authentication scheme");
-  if (!sr) return tl::unexpected(sr.error());
-  auto scheme_oid = read_oid(*sr, "PBMAC1 message authentication scheme");
-  if (!scheme_oid) return tl::unexpected(scheme_oid.error());
-  mac.hash = hash_by_hmac_oid(*scheme_oid);
+  GETCERT_TRY_ASSIGN(auto sr, children(scheme, "PBMAC1 message authentication scheme"));
+  GETCERT_TRY_ASSIGN(auto scheme_oid, read_oid(sr, "PBMAC1 message authentication scheme"));
+  mac.hash = hash_by_hmac_oid(scheme_oid);
   if (mac.hash == nullptr) {
-    return fail(Errc::unsupported, "unsupported PBMAC1 MAC algorithm " + describe_oid(*scheme_oid));
+    return fail(Errc::unsupported, "unsupported PBMAC1 MAC algorithm " + describe_oid(scheme_oid));
   }
-  auto md = fetch_digest(mac.hash->openssl_name, mac.hash->display);
-  if (!md) return tl::unexpected(md.error());
-  const auto out_len = static_cast<std::uint64_t>(EVP_MD_get_size(md->get()));
+  GETCERT_TRY_ASSIGN(auto md, fetch_digest(mac.hash->openssl_name, mac.hash->display));
+  const auto out_len = static_cast<std::uint64_t>(EVP_MD_get_size(md.get()));
 
   // RFC 9579 makes keyLength mandatory. A key shorter than the HMAC output lets a forger brute
   // force the key instead of the password (a 1-octet key verifies under 1 in 256 passwords), so
@@ -77,58 +70,44 @@ Result<MacData> parse_mac_data(const Element& mac_data, std::uint64_t max_iterat
   // MacData ::= SEQUENCE { mac DigestInfo, macSalt OCTET STRING, iterations INTEGER DEFAULT 1 }
   MacData mac;
   mac.info.present = true;
-  auto r = children(mac_data, "MacData");
-  if (!r) return tl::unexpected(r.error());
-  auto digest_info = r->expect(kTagSequence, "MAC DigestInfo");
-  if (!digest_info) return tl::unexpected(digest_info.error());
-  auto salt = r->expect(kTagOctetString, "MAC salt");
-  if (!salt) return tl::unexpected(salt.error());
-  auto salt_bytes = octet_string(*salt, "MAC salt");
-  if (!salt_bytes) return tl::unexpected(salt_bytes.error());
+  GETCERT_TRY_ASSIGN(auto r, children(mac_data, "MacData"));
+  GETCERT_TRY_ASSIGN(auto digest_info, r.expect(kTagSequence, "MAC DigestInfo"));
+  GETCERT_TRY_ASSIGN(auto salt, r.expect(kTagOctetString, "MAC salt"));
+  GETCERT_TRY_ASSIGN(auto salt_bytes, octet_string(salt, "MAC salt"));
   // An explicitly encoded DEFAULT 1 is not DER, but real producers (pyca, RFC 9579) emit it.
   std::uint64_t iterations = 1;
-  auto iter = r->optional(TagClass::universal, kTagInteger, "MAC iterations");
+  auto iter = r.optional(TagClass::universal, kTagInteger, "MAC iterations");
   if (!iter) return tl::unexpected(iter.error());
   if (*iter) {
-    auto v = small_uint(**iter, "MAC iterations");
-    if (!v) return tl::unexpected(v.error());
-    iterations = *v;
+    GETCERT_TRY_ASSIGN(auto v, small_uint(**iter, "MAC iterations"));
+    iterations = v;
   }
 
-  auto dr = children(*digest_info, "MAC DigestInfo");
-  if (!dr) return tl::unexpected(dr.error());
-  auto alg = dr->expect(kTagSequence, "MAC algorithm");
-  if (!alg) return tl::unexpected(alg.error());
-  auto digest = dr->expect(kTagOctetString, "MAC value");
-  if (!digest) return tl::unexpected(digest.error());
-  auto digest_bytes = octet_string(*digest, "MAC value");
-  if (!digest_bytes) return tl::unexpected(digest_bytes.error());
-  mac.digest = std::move(*digest_bytes);
+  GETCERT_TRY_ASSIGN(auto dr, children(digest_info, "MAC DigestInfo"));
+  GETCERT_TRY_ASSIGN(auto alg, dr.expect(kTagSequence, "MAC algorithm"));
+  GETCERT_TRY_ASSIGN(auto digest, dr.expect(kTagOctetString, "MAC value"));
+  GETCERT_TRY_ASSIGN(auto digest_bytes, octet_string(digest, "MAC value"));
+  mac.digest = std::move(digest_bytes);
 
-  auto ar = children(*alg, "MAC algorithm");
-  if (!ar) return tl::unexpected(ar.error());
-  auto alg_oid = read_oid(*ar, "MAC algorithm");
-  if (!alg_oid) return tl::unexpected(alg_oid.error());
+  GETCERT_TRY_ASSIGN(auto ar, children(alg, "MAC algorithm"));
+  GETCERT_TRY_ASSIGN(auto alg_oid, read_oid(ar, "MAC algorithm"));
 
-  if (*alg_oid == oids::kPbmac1) {
+  if (alg_oid == oids::kPbmac1) {
     mac.pbmac1 = true;
-    auto params = ar->expect(kTagSequence, "PBMAC1 parameters");
-    if (!params) return tl::unexpected(params.error());
-    auto ok = parse_pbmac1(*params, max_iterations, mac);
-    if (!ok) return tl::unexpected(ok.error());
+    GETCERT_TRY_ASSIGN(auto params, ar.expect(kTagSequence, "PBMAC1 parameters"));
+    GETCERT_TRY(parse_pbmac1(params, max_iterations, mac));
     return mac;
   }
-  mac.hash = hash_by_digest_oid(*alg_oid);
+  mac.hash = hash_by_digest_oid(alg_oid);
   if (mac.hash == nullptr) {
-    return fail(Errc::unsupported, "unsupported MAC digest algorithm " + describe_oid(*alg_oid));
+    return fail(Errc::unsupported, "unsupported MAC digest algorithm " + describe_oid(alg_oid));
   }
-  mac.salt = std::move(*salt_bytes);
+  mac.salt = std::move(salt_bytes);
   mac.iterations = iterations;
   mac.info.algorithm = std::string(mac.hash->display);
   mac.info.iterations = iterations;
   mac.info.salt_length = mac.salt.size();
-  auto ok = check_iterations(iterations, max_iterations, "the MAC");
-  if (!ok) return tl::unexpected(ok.error());
+  GETCERT_TRY(check_iterations(iterations, max_iterations, "the MAC"));
   return mac;
 }
 
@@ -142,15 +121,13 @@ Result<std::optional<std::size_t>> verify_mac(const MacData& mac,
                                               const std::vector<PasswordForms>& candidates,
                                               Bytes auth_safe, WorkBudget& budget,
                                               std::size_t& variant) {
-  auto md = fetch_digest(mac.hash->openssl_name, mac.hash->display);
-  if (!md) return tl::unexpected(md.error());
-  const auto md_size = static_cast<std::size_t>(EVP_MD_get_size(md->get()));
+  GETCERT_TRY_ASSIGN(auto md, fetch_digest(mac.hash->openssl_name, mac.hash->display));
+  const auto md_size = static_cast<std::size_t>(EVP_MD_get_size(md.get()));
   if (mac.digest.size() != md_size) return std::optional<std::size_t>{};
   internal::EvpMdPtr prf;
   if (mac.pbmac1) {
-    auto p = fetch_digest(mac.prf->openssl_name, mac.prf->display);
-    if (!p) return tl::unexpected(p.error());
-    prf = std::move(*p);
+    GETCERT_TRY_ASSIGN(auto p, fetch_digest(mac.prf->openssl_name, mac.prf->display));
+    prf = std::move(p);
   }
   // Forms with the same bytes derive the same key (PBKDF2 sees the absent and the empty
   // password alike): each distinct one is paid for and tried once.
@@ -165,17 +142,15 @@ Result<std::optional<std::size_t>> verify_mac(const MacData& mac,
                       [&](const SecureBytes* t) { return *t == bytes; })) {
         continue;
       }
-      auto paid = budget.spend(attempt_cost(mac), tried.empty(), "the MAC");
-      if (!paid) return tl::unexpected(paid.error());
+      GETCERT_TRY(budget.spend(attempt_cost(mac), tried.empty(), "the MAC"));
       tried.push_back(&bytes);
       auto key =
           mac.pbmac1
               ? pbkdf2(prf.get(), variants[v].bytes, mac.salt, mac.iterations, mac.key_length)
-              : pkcs12_kdf(md->get(), variants[v].bytes, mac.salt, 3, mac.iterations, md_size);
+              : pkcs12_kdf(md.get(), variants[v].bytes, mac.salt, 3, mac.iterations, md_size);
       if (!key) return tl::unexpected(key.error());
-      auto value = hmac(md->get(), *key, auth_safe);
-      if (!value) return tl::unexpected(value.error());
-      if (equal_constant_time(*value, mac.digest)) {
+      GETCERT_TRY_ASSIGN(auto value, hmac(md.get(), *key, auth_safe));
+      if (equal_constant_time(value, mac.digest)) {
         variant = v;
         return std::optional<std::size_t>{i};
       }

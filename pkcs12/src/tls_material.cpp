@@ -1,4 +1,5 @@
 #include "getcert/tls_material.hpp"
+#include "internal/try.hpp"
 
 #include "getcert/fetch.hpp"
 
@@ -76,33 +77,30 @@ Result<TlsMaterial> identity_material(const pkcs12::Identity& identity) {
 }
 
 Result<TlsMaterial> tls_material(const FetchResult& result) {
-  auto root = trust_anchor_pem(result);
-  if (!root) return tl::unexpected(std::move(root.error()));
+  GETCERT_TRY_ASSIGN(auto root, trust_anchor_pem(result));
   TlsMaterial material;
-  material.root_pem = std::move(*root);
+  material.root_pem = std::move(root);
   return material;
 }
 
 Result<TlsMaterial> tls_material(const FetchResult& result, const pkcs12::Identity& identity) {
-  auto root = trust_anchor_pem(result);
-  if (!root) return tl::unexpected(std::move(root.error()));
+  GETCERT_TRY_ASSIGN(auto root, trust_anchor_pem(result));
   auto material = identity_material(identity);
   if (!material) return material;
-  material->root_pem = std::move(*root);
+  material->root_pem = std::move(root);
   return material;
 }
 
 Result<pkcs12::Identity> single_identity(const std::vector<std::uint8_t>& pfx,
                                          const pkcs12::DecodeOptions& options) {
-  auto bundle = pkcs12::decode(pfx, options);
-  if (!bundle) return tl::unexpected(std::move(bundle.error()));
+  GETCERT_TRY_ASSIGN(auto bundle, pkcs12::decode(pfx, options));
   std::vector<std::size_t> usable;
-  for (std::size_t i = 0; i < bundle->identities.size(); ++i) {
-    if (bundle->identities[i].leaf) usable.push_back(i);
+  for (std::size_t i = 0; i < bundle.identities.size(); ++i) {
+    if (bundle.identities[i].leaf) usable.push_back(i);
   }
   if (usable.empty()) {
     return fail(Errc::invalid_argument,
-                bundle->identities.empty()
+                bundle.identities.empty()
                     ? "the PKCS#12 file holds no private key, so it is no client identity"
                     : "the PKCS#12 file holds a private key but no certificate for it");
   }
@@ -111,7 +109,7 @@ Result<pkcs12::Identity> single_identity(const std::vector<std::uint8_t>& pfx,
                 "the PKCS#12 file holds " + std::to_string(usable.size()) +
                     " keys with certificates; choose one from pkcs12::decode().identities");
   }
-  return std::move(bundle->identities[usable.front()]);
+  return std::move(bundle.identities[usable.front()]);
 }
 
 }  // namespace getcert

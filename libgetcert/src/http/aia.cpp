@@ -9,6 +9,7 @@
 
 #include "http/http.hpp"
 #include "internal/ossl.hpp"
+#include "internal/try.hpp"
 #include "internal/x509_util.hpp"
 #include "net/timings.hpp"
 
@@ -153,7 +154,7 @@ class AiaDecoder {
       if (!h || !element) return tl::unexpected(not_certificates());
       // Only plain certificates (SEQUENCE); attribute and other certificates are no issuers.
       if (h->tag != 0x30) continue;
-      if (auto ok = add(start, *element); !ok) return tl::unexpected(ok.error());
+      GETCERT_TRY(add(start, *element));
     }
     return true;
   }
@@ -182,9 +183,8 @@ class AiaDecoder {
       if (block == "CERTIFICATE" || block == "X509 CERTIFICATE") {
         if (auto ok = add(data, size); !ok) return ok;
       } else if (block == "PKCS7") {
-        auto was = add_pkcs7(data, size);
-        if (!was) return tl::unexpected(was.error());
-        if (!*was) return tl::unexpected(not_certificates());
+        GETCERT_TRY_ASSIGN(auto was, add_pkcs7(data, size));
+        if (!was) return tl::unexpected(not_certificates());
       }
     }
     return {};
@@ -225,9 +225,8 @@ Result<std::vector<Certificate>> decode_aia_answer(const Bytes& body, const std:
   // DER: one certificate, else a PKCS#7. A DER certificate that does not parse may still be
   // PEM text that starts with a byte 0x30 ('0'), so only a recognised PKCS#7 ends the search.
   if (body.front() == 0x30) {
-    auto pkcs7 = decoder.add_pkcs7(body.data(), body.size());
-    if (!pkcs7) return tl::unexpected(pkcs7.error());
-    if (*pkcs7) return decoder.finish();
+    GETCERT_TRY_ASSIGN(auto pkcs7, decoder.add_pkcs7(body.data(), body.size()));
+    if (pkcs7) return decoder.finish();
     if (const auto whole = element_size(body.data(), body.size()); whole == body.size()) {
       if (auto one = decoder.add(body.data(), body.size()); !one) {
         if (one.error().code != Errc::malformed_input) return tl::unexpected(one.error());
@@ -240,7 +239,7 @@ Result<std::vector<Certificate>> decode_aia_answer(const Bytes& body, const std:
   if (text.find("-----BEGIN") == std::string_view::npos) {
     return tl::unexpected(decoder.not_certificates());
   }
-  if (auto ok = decoder.add_pem(body); !ok) return tl::unexpected(ok.error());
+  GETCERT_TRY(decoder.add_pem(body));
   return decoder.finish();
 }
 

@@ -11,6 +11,7 @@
 #include "getcert/text.hpp"
 #include "internal/host_port.hpp"
 #include "internal/ossl.hpp"
+#include "internal/try.hpp"
 
 namespace getcert::detail {
 namespace {
@@ -434,9 +435,8 @@ Result<Connection> dial_http_server(const std::string& proxy_url, const HttpTarg
                                     Clock::time_point deadline,
                                     std::chrono::milliseconds connect_timeout) {
   if (proxy_url.empty()) return dial_tcp(target.host, target.port, deadline, connect_timeout);
-  auto proxy = parse_proxy_url(proxy_url);
-  if (!proxy) return tl::unexpected(proxy.error());
-  return dial_via_proxy(*proxy, Endpoint{target.host, target.port, is_ip_literal(target.host)},
+  GETCERT_TRY_ASSIGN(auto proxy, parse_proxy_url(proxy_url));
+  return dial_via_proxy(proxy, Endpoint{target.host, target.port, is_ip_literal(target.host)},
                         deadline, connect_timeout);
 }
 
@@ -450,9 +450,8 @@ Result<std::vector<std::uint8_t>> http_fetch(const HttpRequest& request,
   std::string url = request.url;
   for (int redirects = 0;; ++redirects) {
     const std::string who = "the " + role + " at " + url;
-    auto target = parse_http_url(url);
-    if (!target) return tl::unexpected(target.error());
-    auto conn = dial_http_server(request.proxy, *target, deadline,
+    GETCERT_TRY_ASSIGN(auto target, parse_http_url(url));
+    auto conn = dial_http_server(request.proxy, target, deadline,
                                  std::max(budget, std::chrono::milliseconds(1)));
     if (!conn) {
       Error e = conn.error();
@@ -460,11 +459,9 @@ Result<std::vector<std::uint8_t>> http_fetch(const HttpRequest& request,
       return tl::unexpected(e);
     }
     Exchange exchange(conn->fd.get(), who, deadline, budget);
-    if (auto sent = exchange.send_all(request_text(request, *target)); !sent) {
-      return tl::unexpected(sent.error());
-    }
+    GETCERT_TRY(exchange.send_all(request_text(request, target)));
     HttpResponseParser parser;
-    if (auto got = exchange.receive(parser); !got) return tl::unexpected(got.error());
+    GETCERT_TRY(exchange.receive(parser));
 
     const int status = parser.status();
     if (status >= 200 && status < 300) return parser.take_body();
@@ -480,7 +477,7 @@ Result<std::vector<std::uint8_t>> http_fetch(const HttpRequest& request,
                   who + " redirected more than " + std::to_string(kMaxHttpRedirects) + " times");
     }
     if (location->front() == '/') {
-      url = "http://" + target->host_header + *location;
+      url = "http://" + target.host_header + *location;
     } else if (lower(location->substr(0, 7)) == "http://") {
       url = *location;
     } else {

@@ -8,6 +8,7 @@
 
 #include "internal/encoding.hpp"
 #include "internal/ossl.hpp"
+#include "internal/try.hpp"
 #include "internal/x509_util.hpp"
 
 namespace getcert {
@@ -51,9 +52,8 @@ Result<std::vector<Certificate>> parse_certificates_pem(const std::string& pem) 
     const std::string block_name = name;
     std::vector<std::uint8_t> der(data, data + len);
     if (block_name != "CERTIFICATE" && block_name != "X509 CERTIFICATE") continue;
-    auto cert = parse_certificate_der(der);
-    if (!cert) return tl::unexpected(cert.error());
-    out.push_back(std::move(*cert));
+    GETCERT_TRY_ASSIGN(auto cert, parse_certificate_der(der));
+    out.push_back(std::move(cert));
   }
   if (out.empty()) return fail(Errc::malformed_input, "no PEM certificate found");
   return out;

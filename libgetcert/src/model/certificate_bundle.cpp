@@ -2,6 +2,7 @@
 
 #include "getcert/certificate.hpp"
 #include "internal/ossl.hpp"
+#include "internal/try.hpp"
 #include "internal/x509_util.hpp"
 
 namespace getcert {
@@ -12,9 +13,8 @@ Result<std::vector<Certificate>> from_pkcs7(PKCS7* p7) {
   if (PKCS7_type_is_signed(p7) != 0 && p7->d.sign != nullptr) certs = p7->d.sign->cert;
   std::vector<Certificate> out;
   for (int i = 0; i < sk_X509_num(certs); ++i) {
-    auto c = internal::certificate_from_x509(sk_X509_value(certs, i));
-    if (!c) return tl::unexpected(c.error());
-    out.push_back(std::move(*c));
+    GETCERT_TRY_ASSIGN(auto c, internal::certificate_from_x509(sk_X509_value(certs, i)));
+    out.push_back(std::move(c));
   }
   if (out.empty()) return fail(Errc::malformed_input, "the PKCS#7 bundle holds no certificate");
   return out;

@@ -11,6 +11,7 @@
 #include "getcert/text.hpp"
 #include "internal/host_port.hpp"
 #include "internal/owners.hpp"
+#include "internal/try.hpp"
 
 namespace getcert {
 namespace {
@@ -156,9 +157,8 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
         return fail(Errc::invalid_argument,
                     "unexpected " + quote_name(rest) + " after ']' in " + quote_name(whole));
       }
-      auto port = parse_port(rest.substr(1), whole);
-      if (!port) return tl::unexpected(port.error());
-      ep.port = *port;
+      GETCERT_TRY_ASSIGN(auto port, parse_port(rest.substr(1), whole));
+      ep.port = port;
     }
     if (!is_ip_literal(host) || host.find(':') == std::string_view::npos) {
       return fail(Errc::invalid_argument, quote_name(host) + " in brackets is not an IPv6 address");
@@ -174,9 +174,8 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
     const auto colon = text.find(':');
     host = text.substr(0, colon);
     if (colon != std::string_view::npos) {
-      auto port = parse_port(text.substr(colon + 1), whole);
-      if (!port) return tl::unexpected(port.error());
-      ep.port = *port;
+      GETCERT_TRY_ASSIGN(auto port, parse_port(text.substr(colon + 1), whole));
+      ep.port = port;
     }
   }
 
@@ -187,12 +186,11 @@ Result<Endpoint> parse_endpoint(std::string_view text, std::uint16_t default_por
     return ep;
   }
   // A trailing dot marks a fully qualified name; it is not part of the name we send or match.
-  auto name = normalize_hostname(host);
-  if (!name) return tl::unexpected(name.error());
+  GETCERT_TRY_ASSIGN(auto name, normalize_hostname(host));
   // "127.0.0.1." or full-width digits normalise to an address: it is one, not a DNS name (no
   // SNI, matched against IP SANs).
-  ep.is_ip = is_ip_literal(*name);
-  ep.host = std::move(*name);
+  ep.is_ip = is_ip_literal(name);
+  ep.host = std::move(name);
   return ep;
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "getcert/endpoint.hpp"
+#include "internal/try.hpp"
 #include "net/resolver.hpp"
 #include "net/timings.hpp"
 
@@ -116,10 +117,9 @@ int connect_one(const ResolvedAddress& to, Clock::time_point until, internal::Un
 Result<std::vector<std::string>> resolve_numeric(const std::string& host, std::uint16_t port,
                                                  Clock::time_point deadline,
                                                  const std::optional<DnsServer>& resolver) {
-  auto addresses = resolve(host, port, deadline, resolver);
-  if (!addresses) return tl::unexpected(addresses.error());
+  GETCERT_TRY_ASSIGN(auto addresses, resolve(host, port, deadline, resolver));
   std::vector<std::string> out;
-  for (const auto& address : *addresses) out.push_back(numeric_text(address));
+  for (const auto& address : addresses) out.push_back(numeric_text(address));
   return out;
 }
 
@@ -128,13 +128,12 @@ Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::
                             const std::optional<DnsServer>& resolver) {
   const auto budget =
       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  auto addresses = resolve(host, port, deadline, resolver);
-  if (!addresses) return tl::unexpected(addresses.error());
+  GETCERT_TRY_ASSIGN(auto addresses, resolve(host, port, deadline, resolver));
 
   const std::string target = Endpoint{host, port, is_ip_literal(host)}.to_string();
   std::string tried;
   bool any_timeout = false;
-  for (const auto& to : *addresses) {
+  for (const auto& to : addresses) {
     if (Clock::now() >= deadline) break;
     const auto until = std::min(deadline, Clock::now() + connect_timeout);
     const std::string address = numeric_text(to);

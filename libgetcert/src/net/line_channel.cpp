@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "internal/try.hpp"
+
 namespace getcert::detail {
 
 Result<std::size_t> LineAssembler::take(std::string_view bytes) {
@@ -59,10 +61,9 @@ Result<void> LineChannel::read_into(
   // server's first TLS record.
   std::array<char, 1024> buf{};
   while (!complete()) {
-    auto n = receive(buf.data(), buf.size(), MSG_PEEK);
-    if (!n) return tl::unexpected(n.error());
-    if (*n == 0) return tl::unexpected(closed());
-    auto took = take(std::string_view(buf.data(), *n));
+    GETCERT_TRY_ASSIGN(auto n, receive(buf.data(), buf.size(), MSG_PEEK));
+    if (n == 0) return tl::unexpected(closed());
+    auto took = take(std::string_view(buf.data(), n));
     if (!took && took.error().code == Errc::not_tls) {
       return fail(Errc::not_tls, peer_ + " " + took.error().message);
     }
@@ -81,10 +82,9 @@ Result<std::string> LineChannel::read_bytes(std::size_t count) {
   std::string out;
   std::array<char, 256> buf{};
   while (out.size() < count) {
-    auto n = receive(buf.data(), std::min(buf.size(), count - out.size()), 0);
-    if (!n) return tl::unexpected(n.error());
-    if (*n == 0) return tl::unexpected(closed());
-    out.append(buf.data(), *n);
+    GETCERT_TRY_ASSIGN(auto n, receive(buf.data(), std::min(buf.size(), count - out.size()), 0));
+    if (n == 0) return tl::unexpected(closed());
+    out.append(buf.data(), n);
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "getcert/error.hpp"
+#include "internal/try.hpp"
 #include "net/dial.hpp"
 
 namespace getcert::detail {
@@ -79,9 +80,8 @@ class LineChannel {
 template <class Reply>
 Result<void> read_reply(LineChannel& ch, Reply& reply) {
   for (;;) {
-    auto line = ch.read_line();
-    if (!line) return tl::unexpected(line.error());
-    auto complete = reply.add(std::move(*line));
+    GETCERT_TRY_ASSIGN(auto line, ch.read_line());
+    auto complete = reply.add(std::move(line));
     if (!complete) return tl::unexpected(ch.peer_fault(complete.error()));
     if (*complete) return {};
   }

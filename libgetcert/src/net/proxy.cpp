@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "internal/encoding.hpp"
+#include "internal/try.hpp"
 #include "internal/x509_util.hpp"
 #include "net/line_channel.hpp"
 #include "net/replies.hpp"
@@ -75,9 +76,9 @@ Result<Connection> dial_via_socks5(const ProxyUrl& proxy, const Endpoint& target
   // as a direct connection would.
   std::vector<std::string> hosts{target.host};
   if (proxy.kind == ProxyKind::socks5 && !target.is_ip) {
-    auto addresses = resolve_numeric(target.host, target.port, deadline, resolver);
-    if (!addresses) return tl::unexpected(addresses.error());
-    hosts = std::move(*addresses);
+    GETCERT_TRY_ASSIGN(auto addresses,
+                       resolve_numeric(target.host, target.port, deadline, resolver));
+    hosts = std::move(addresses);
   }
   std::string tried;
   for (const auto& host : hosts) {
@@ -86,14 +87,14 @@ Result<Connection> dial_via_socks5(const ProxyUrl& proxy, const Endpoint& target
     if (!conn) return tl::unexpected(conn.error());
     StepTimer exchange(Step::proxy, "SOCKS5 " + proxy.display + " to " + host + " port " +
                                         std::to_string(target.port));
-    auto reply = socks5_connect(conn->fd.get(), deadline,
-                                {proxy.display, proxy.username, proxy.password, host, target.port});
-    if (!reply) return tl::unexpected(reply.error());
-    exchange.finish(*reply == 0, *reply == 0 ? std::string() : socks5_reply_text(*reply));
-    if (*reply == 0) return conn;
+    GETCERT_TRY_ASSIGN(auto reply, socks5_connect(conn->fd.get(), deadline,
+                                                  {proxy.display, proxy.username, proxy.password,
+                                                   host, target.port}));
+    exchange.finish(reply == 0, reply == 0 ? std::string() : socks5_reply_text(reply));
+    if (reply == 0) return conn;
     // Any refusal may be about this address only (a rule for one address family, an unreachable
     // network), so the next address gets its turn.
-    const std::string why = socks5_reply_text(*reply);
+    const std::string why = socks5_reply_text(reply);
     if (hosts.size() == 1) {
       return fail(Errc::connect_failed, "proxy " + proxy.display + " refused to connect to " +
                                             target.to_string() + ": " + why);
@@ -130,10 +131,10 @@ Result<Connection> dial_via_proxy(const ProxyUrl& proxy, const Endpoint& target,
   if (!proxy.authorization.empty())
     request += "Proxy-Authorization: " + proxy.authorization + "\r\n";
   request += "\r\n";
-  if (auto sent = ch.send(request); !sent) return tl::unexpected(sent.error());
+  GETCERT_TRY(ch.send(request));
 
   ProxyReply reply;
-  if (auto ok = read_reply(ch, reply); !ok) return tl::unexpected(ok.error());
+  GETCERT_TRY(read_reply(ch, reply));
   if (!reply.established()) {
     const std::string hint = reply.code() == "407"
                                  ? " (it wants credentials: --proxy http://user:password@host:port)"

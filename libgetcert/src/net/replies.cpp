@@ -1,6 +1,7 @@
 #include "net/replies.hpp"
 
 #include "getcert/text.hpp"
+#include "internal/try.hpp"
 
 namespace getcert::detail {
 namespace {
@@ -92,31 +93,26 @@ Result<LdapResult> parse_ldap_extended_response(const std::string& contents) {
   constexpr unsigned char kEnumerated = 0x0A;
   constexpr unsigned char kExtendedResponse = 0x78;  // [APPLICATION 24], constructed
   std::size_t pos = 0;
-  auto id = read_ber(contents, pos);
-  if (!id) return tl::unexpected(id.error());
-  auto op = read_ber(contents, pos);
-  if (!op) return tl::unexpected(op.error());
-  if (id->tag != kInteger || op->tag != kExtendedResponse) {
+  GETCERT_TRY_ASSIGN(auto id, read_ber(contents, pos));
+  GETCERT_TRY_ASSIGN(auto op, read_ber(contents, pos));
+  if (id.tag != kInteger || op.tag != kExtendedResponse) {
     return fail(Errc::malformed_input, "did not answer with an LDAP ExtendedResponse");
   }
   std::size_t at = 0;
-  auto code = read_ber(op->contents, at);
-  if (!code) return tl::unexpected(code.error());
-  auto matched = read_ber(op->contents, at);
-  if (!matched) return tl::unexpected(matched.error());
-  auto diagnostic = read_ber(op->contents, at);
-  if (!diagnostic) return tl::unexpected(diagnostic.error());
-  if (code->tag != kEnumerated || code->contents.empty() || code->contents.size() > 4 ||
-      matched->tag != kOctetString || diagnostic->tag != kOctetString) {
+  GETCERT_TRY_ASSIGN(auto code, read_ber(op.contents, at));
+  GETCERT_TRY_ASSIGN(auto matched, read_ber(op.contents, at));
+  GETCERT_TRY_ASSIGN(auto diagnostic, read_ber(op.contents, at));
+  if (code.tag != kEnumerated || code.contents.empty() || code.contents.size() > 4 ||
+      matched.tag != kOctetString || diagnostic.tag != kOctetString) {
     return fail(Errc::malformed_input, "sent an LDAP result that does not parse");
   }
   LdapResult result;
   result.code = 0;
-  for (const char c : code->contents) {
+  for (const char c : code.contents) {
     result.code = static_cast<int>((static_cast<unsigned>(result.code) << 8U) |
                                    static_cast<unsigned char>(c));
   }
-  result.diagnostic = diagnostic->contents;
+  result.diagnostic = diagnostic.contents;
   return result;
 }
 

@@ -15,6 +15,7 @@
 
 #include "getcert/endpoint.hpp"
 #include "internal/owners.hpp"
+#include "internal/try.hpp"
 #include "net/dial.hpp"
 
 namespace getcert::detail {
@@ -324,9 +325,8 @@ Result<std::vector<ResolvedAddress>> resolve_host(const std::string& host, std::
   std::string key = ChannelCache::key_of(server, budget);
   internal::AresChannelPtr channel = channel_cache.take(key);
   if (!channel) {
-    auto opened = open_channel(server, budget);
-    if (!opened) return tl::unexpected(opened.error());
-    channel = std::move(*opened);
+    GETCERT_TRY_ASSIGN(auto opened, open_channel(server, budget));
+    channel = std::move(opened);
   }
   ares_addrinfo_hints hints{};
   hints.ai_family = AF_UNSPEC;

@@ -6,6 +6,7 @@
 
 #include "getcert/endpoint.hpp"
 #include "internal/encoding.hpp"
+#include "internal/try.hpp"
 #include "net/line_channel.hpp"
 
 namespace getcert::detail {
@@ -86,20 +87,18 @@ Result<std::uint8_t> socks5_connect(int fd, Clock::time_point deadline,
     return fail(Errc::invalid_argument,
                 "a SOCKS5 username and password are at most 255 bytes each");
   }
-  auto address = address_field(request.host);
-  if (!address) return tl::unexpected(address.error());
+  GETCERT_TRY_ASSIGN(auto address, address_field(request.host));
 
   std::string greeting{static_cast<char>(kVersion), 1,
                        static_cast<char>(credentials ? kUsernamePassword : kNoAuthentication)};
-  if (auto sent = ch.send(greeting); !sent) return tl::unexpected(sent.error());
-  auto choice = ch.read_bytes(2);
-  if (!choice) return tl::unexpected(choice.error());
-  if (byte_at(*choice, 0) != kVersion) {
+  GETCERT_TRY(ch.send(greeting));
+  GETCERT_TRY_ASSIGN(auto choice, ch.read_bytes(2));
+  if (byte_at(choice, 0) != kVersion) {
     return fail(Errc::connect_failed, proxy + " does not speak SOCKS5 (its answer starts with " +
-                                          hex_byte(byte_at(*choice, 0)) +
+                                          hex_byte(byte_at(choice, 0)) +
                                           "); is it an HTTP proxy (http://)?");
   }
-  const std::uint8_t method = byte_at(*choice, 1);
+  const std::uint8_t method = byte_at(choice, 1);
   if (method == kNoAcceptableMethod) {
     return fail(Errc::connect_failed,
                 proxy + " accepts none of the authentication methods getcert offered" +
@@ -113,12 +112,11 @@ Result<std::uint8_t> socks5_connect(int fd, Clock::time_point deadline,
     auth += request.username;
     auth.push_back(static_cast<char>(request.password.size()));
     auth += request.password;
-    if (auto sent = ch.send(auth); !sent) return tl::unexpected(sent.error());
-    auto status = ch.read_bytes(2);
-    if (!status) return tl::unexpected(status.error());
-    if (byte_at(*status, 1) != 0) {
+    GETCERT_TRY(ch.send(auth));
+    GETCERT_TRY_ASSIGN(auto status, ch.read_bytes(2));
+    if (byte_at(status, 1) != 0) {
       return fail(Errc::connect_failed, proxy + " rejected the username and password (status " +
-                                            hex_byte(byte_at(*status, 1)) + ")");
+                                            hex_byte(byte_at(status, 1)) + ")");
     }
   } else if (method != kNoAuthentication) {
     return fail(Errc::connect_failed, proxy + " chose an authentication method getcert did not " +
@@ -126,20 +124,19 @@ Result<std::uint8_t> socks5_connect(int fd, Clock::time_point deadline,
   }
 
   std::string connect{static_cast<char>(kVersion), static_cast<char>(kConnect), 0};
-  connect += *address;
+  connect += address;
   internal::append_be16(connect, request.port);
-  if (auto sent = ch.send(connect); !sent) return tl::unexpected(sent.error());
-  auto head = ch.read_bytes(4);
-  if (!head) return tl::unexpected(head.error());
-  if (byte_at(*head, 0) != kVersion) {
-    return fail(Errc::connect_failed, proxy + " answered the CONNECT request with version " +
-                                          hex_byte(byte_at(*head, 0)));
+  GETCERT_TRY(ch.send(connect));
+  GETCERT_TRY_ASSIGN(auto head, ch.read_bytes(4));
+  if (byte_at(head, 0) != kVersion) {
+    return fail(Errc::connect_failed,
+                proxy + " answered the CONNECT request with version " + hex_byte(byte_at(head, 0)));
   }
-  const std::uint8_t reply = byte_at(*head, 1);
+  const std::uint8_t reply = byte_at(head, 1);
   // The bound address is read in full even on a refusal, so that nothing of it can be taken
   // for the target's first bytes.
   std::size_t rest = 0;
-  switch (byte_at(*head, 3)) {
+  switch (byte_at(head, 3)) {
     case kIpv4:
       rest = 4 + 2;
       break;
@@ -147,15 +144,14 @@ Result<std::uint8_t> socks5_connect(int fd, Clock::time_point deadline,
       rest = 16 + 2;
       break;
     case kDomainName: {
-      auto len = ch.read_bytes(1);
-      if (!len) return tl::unexpected(len.error());
-      rest = byte_at(*len, 0) + std::size_t{2};
+      GETCERT_TRY_ASSIGN(auto len, ch.read_bytes(1));
+      rest = byte_at(len, 0) + std::size_t{2};
       break;
     }
     default:
       if (reply != 0) return reply;  // some proxies end a refusal early; the reply is enough
       return fail(Errc::connect_failed,
-                  proxy + " answered with an unknown address type " + hex_byte(byte_at(*head, 3)));
+                  proxy + " answered with an unknown address type " + hex_byte(byte_at(head, 3)));
   }
   if (auto bound = ch.read_bytes(rest); !bound) {
     if (reply != 0) return reply;

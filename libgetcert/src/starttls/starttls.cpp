@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "getcert/starttls.hpp"
+#include "internal/try.hpp"
 #include "net/line_channel.hpp"
 #include "net/replies.hpp"
 #include "starttls/starttls.hpp"
@@ -29,7 +30,7 @@ Error refused(const LineChannel& ch, const std::string& answer) {
 // SMTP replies may span lines: "250-..." continues, "250 ..." ends. Returns the last line.
 Result<std::string> smtp_reply(LineChannel& ch) {
   MultilineReply reply;
-  if (auto ok = read_reply(ch, reply); !ok) return tl::unexpected(ok.error());
+  GETCERT_TRY(read_reply(ch, reply));
   return reply.last();
 }
 
@@ -58,24 +59,20 @@ std::string local_address_literal(int fd) {
 // SMTP (RFC 3207) and LMTP (RFC 2033, SMTP with LHLO in place of EHLO): `hello` is "EHLO" or
 // "LHLO", `name` what it announces.
 Result<void> smtp(LineChannel& ch, const char* hello, const std::string& name) {
-  auto greeting = smtp_reply(ch);
-  if (!greeting) return tl::unexpected(greeting.error());
-  if (!starts_with(*greeting, "220")) return tl::unexpected(refused(ch, *greeting));
+  GETCERT_TRY_ASSIGN(auto greeting, smtp_reply(ch));
+  if (!starts_with(greeting, "220")) return tl::unexpected(refused(ch, greeting));
   if (auto ok = ch.send(std::string(hello) + " " + name + "\r\n"); !ok) return ok;
-  auto ehlo = smtp_reply(ch);
-  if (!ehlo) return tl::unexpected(ehlo.error());
-  if (!starts_with(*ehlo, "250")) return tl::unexpected(refused(ch, *ehlo));
+  GETCERT_TRY_ASSIGN(auto ehlo, smtp_reply(ch));
+  if (!starts_with(ehlo, "250")) return tl::unexpected(refused(ch, ehlo));
   if (auto ok = ch.send("STARTTLS\r\n"); !ok) return ok;
-  auto go = smtp_reply(ch);
-  if (!go) return tl::unexpected(go.error());
-  if (!starts_with(*go, "220")) return tl::unexpected(refused(ch, *go));
+  GETCERT_TRY_ASSIGN(auto go, smtp_reply(ch));
+  if (!starts_with(go, "220")) return tl::unexpected(refused(ch, go));
   return {};
 }
 
 Result<void> imap(LineChannel& ch) {
-  auto greeting = ch.read_line();
-  if (!greeting) return tl::unexpected(greeting.error());
-  if (!starts_with(*greeting, "* OK")) return tl::unexpected(refused(ch, *greeting));
+  GETCERT_TRY_ASSIGN(auto greeting, ch.read_line());
+  if (!starts_with(greeting, "* OK")) return tl::unexpected(refused(ch, greeting));
   if (auto ok = ch.send("g1 STARTTLS\r\n"); !ok) return ok;
   TaggedReply reply("g1");  // untagged lines may come first
   if (auto ok = read_reply(ch, reply); !ok) return ok;
@@ -84,24 +81,20 @@ Result<void> imap(LineChannel& ch) {
 }
 
 Result<void> pop3(LineChannel& ch) {
-  auto greeting = ch.read_line();
-  if (!greeting) return tl::unexpected(greeting.error());
-  if (!starts_with(*greeting, "+OK")) return tl::unexpected(refused(ch, *greeting));
+  GETCERT_TRY_ASSIGN(auto greeting, ch.read_line());
+  if (!starts_with(greeting, "+OK")) return tl::unexpected(refused(ch, greeting));
   if (auto ok = ch.send("STLS\r\n"); !ok) return ok;
-  auto go = ch.read_line();
-  if (!go) return tl::unexpected(go.error());
-  if (!starts_with(*go, "+OK")) return tl::unexpected(refused(ch, *go));
+  GETCERT_TRY_ASSIGN(auto go, ch.read_line());
+  if (!starts_with(go, "+OK")) return tl::unexpected(refused(ch, go));
   return {};
 }
 
 Result<void> ftp(LineChannel& ch) {
-  auto greeting = smtp_reply(ch);  // FTP uses the same multi-line reply syntax
-  if (!greeting) return tl::unexpected(greeting.error());
-  if (!starts_with(*greeting, "220")) return tl::unexpected(refused(ch, *greeting));
+  GETCERT_TRY_ASSIGN(auto greeting, smtp_reply(ch));
+  if (!starts_with(greeting, "220")) return tl::unexpected(refused(ch, greeting));
   if (auto ok = ch.send("AUTH TLS\r\n"); !ok) return ok;
-  auto go = smtp_reply(ch);
-  if (!go) return tl::unexpected(go.error());
-  if (!starts_with(*go, "234")) return tl::unexpected(refused(ch, *go));
+  GETCERT_TRY_ASSIGN(auto go, smtp_reply(ch));
+  if (!starts_with(go, "234")) return tl::unexpected(refused(ch, go));
   return {};
 }
 
@@ -110,10 +103,9 @@ Result<void> postgres(LineChannel& ch) {
   static constexpr std::array<char, 8> kSslRequest{0,    0,   0, 8, 0x04, static_cast<char>(0xd2),
                                                    0x16, 0x2f};
   if (auto ok = ch.send(std::string(kSslRequest.data(), kSslRequest.size())); !ok) return ok;
-  auto answer = ch.read_bytes(1);
-  if (!answer) return tl::unexpected(answer.error());
-  if (*answer != "S")
-    return tl::unexpected(refused(ch, *answer == "N" ? "N: SSL not enabled" : *answer));
+  GETCERT_TRY_ASSIGN(auto answer, ch.read_bytes(1));
+  if (answer != "S")
+    return tl::unexpected(refused(ch, answer == "N" ? "N: SSL not enabled" : answer));
   return {};
 }
 
@@ -125,31 +117,28 @@ Result<void> ldap(LineChannel& ch) {
   std::string request{"\x30\x1d\x02\x01\x01\x77\x18\x80\x16", 9};
   request += kStartTlsOid;
   if (auto ok = ch.send(request); !ok) return ok;
-  auto head = ch.read_bytes(2);
-  if (!head) return tl::unexpected(head.error());
-  if (static_cast<unsigned char>((*head)[0]) != 0x30) {
-    return tl::unexpected(refused(ch, *head));  // not LDAP at all: quote what it sent
+  GETCERT_TRY_ASSIGN(auto head, ch.read_bytes(2));
+  if (static_cast<unsigned char>(head[0]) != 0x30) {
+    return tl::unexpected(refused(ch, head));  // not LDAP at all: quote what it sent
   }
-  std::size_t length = static_cast<unsigned char>((*head)[1]);
+  std::size_t length = static_cast<unsigned char>(head[1]);
   if ((length & 0x80U) != 0) {
     const std::size_t octets = length & 0x7FU;
     if (octets == 0 || octets > 4) {
       return tl::unexpected(
           ch.peer_fault({Errc::malformed_input, "sent a malformed LDAP message"}));
     }
-    auto more = ch.read_bytes(octets);
-    if (!more) return tl::unexpected(more.error());
+    GETCERT_TRY_ASSIGN(auto more, ch.read_bytes(octets));
     length = 0;
-    for (const char c : *more) length = (length << 8U) | static_cast<unsigned char>(c);
+    for (const char c : more) length = (length << 8U) | static_cast<unsigned char>(c);
   }
   if (length > kMaxLdapMessage) {
     return tl::unexpected(
         ch.peer_fault({Errc::limit_exceeded, "sent an LDAP message over " +
                                                  std::to_string(kMaxLdapMessage / 1024) + " KiB"}));
   }
-  auto body = ch.read_bytes(length);
-  if (!body) return tl::unexpected(body.error());
-  auto result = parse_ldap_extended_response(*body);
+  GETCERT_TRY_ASSIGN(auto body, ch.read_bytes(length));
+  auto result = parse_ldap_extended_response(body);
   if (!result) return tl::unexpected(ch.peer_fault(result.error()));
   if (result->code != 0) {
     const std::string name = ldap_result_name(result->code);

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "internal/try.hpp"
 #include "starttls/starttls_protocols.hpp"
 
 namespace getcert::detail {
@@ -86,9 +87,8 @@ Result<void> irc_starttls(LineChannel& ch) {
   if (auto ok = ch.send("STARTTLS\r\n"); !ok) return ok;
   IrcStartTlsAnswer answer;
   for (;;) {
-    auto line = ch.read_line();
-    if (!line) return tl::unexpected(line.error());
-    auto complete = answer.add(std::move(*line));
+    GETCERT_TRY_ASSIGN(auto line, ch.read_line());
+    auto complete = answer.add(std::move(line));
     if (!complete) return tl::unexpected(ch.peer_fault(complete.error()));
     if (auto pong = answer.take_pong()) {
       if (auto ok = ch.send(*pong); !ok) return ok;

@@ -2,6 +2,7 @@
 // encryption setting; the TLS handshake that follows travels in PRELOGIN packets
 // (handshake_transport() in starttls.cpp, tds_bio.cpp).
 
+#include "internal/try.hpp"
 #include "net/line_channel.hpp"
 #include "net/replies.hpp"
 #include "starttls/starttls_protocols.hpp"
@@ -13,14 +14,13 @@ Result<void> mssql_preamble(LineChannel& ch) {
   if (auto ok = ch.send(tds_prelogin_request()); !ok) return ok;
   std::string message;
   for (bool first = true;; first = false) {
-    auto head = ch.read_bytes(kTdsHeaderSize);
-    if (!head) return tl::unexpected(head.error());
-    auto header = parse_tds_header(*head);
+    GETCERT_TRY_ASSIGN(auto head, ch.read_bytes(kTdsHeaderSize));
+    auto header = parse_tds_header(head);
     if (first && (!header || header->type != kTdsTabularResult)) {
       // Not TDS at all (an HTTP error page, a TLS alert...): show what it was.
       return tl::unexpected(Error{Errc::not_tls, ch.peer() + " did not answer PRELOGIN with a " +
                                                      "TDS reply (it sent " +
-                                                     quote_untrusted(*head, kPeerQuoteMax) + ")"});
+                                                     quote_untrusted(head, kPeerQuoteMax) + ")"});
     }
     if (!header) return tl::unexpected(ch.peer_fault(header.error()));
     if (header->type != kTdsTabularResult) {
@@ -33,9 +33,8 @@ Result<void> mssql_preamble(LineChannel& ch) {
           {Errc::limit_exceeded,
            "sent a PRELOGIN answer over " + std::to_string(kMaxPreloginAnswer / 1024) + " KiB"}));
     }
-    auto payload = ch.read_bytes(size);
-    if (!payload) return tl::unexpected(payload.error());
-    message += *payload;
+    GETCERT_TRY_ASSIGN(auto payload, ch.read_bytes(size));
+    message += payload;
     if ((header->status & kTdsEndOfMessage) != 0) break;
   }
   auto answer = parse_prelogin(message);

@@ -1,6 +1,7 @@
 // MySQL and MariaDB: the server speaks first (its initial handshake); a client that wants TLS
 // answers with an SSLRequest packet instead of logging in, and the handshake follows at once.
 
+#include "internal/try.hpp"
 #include "net/line_channel.hpp"
 #include "net/replies.hpp"
 #include "starttls/mysql_handshake.hpp"
@@ -9,23 +10,21 @@
 namespace getcert::detail {
 
 Result<void> mysql_preamble(LineChannel& ch) {
-  auto head = ch.read_bytes(4);
-  if (!head) return tl::unexpected(head.error());
-  const MysqlPacketHeader header = parse_mysql_packet_header(*head);
+  GETCERT_TRY_ASSIGN(auto head, ch.read_bytes(4));
+  const MysqlPacketHeader header = parse_mysql_packet_header(head);
   if (header.sequence != 0 || header.length == 0) {
     // Not a MySQL packet at all: an SMTP banner, a TLS alert... show what it was.
     return tl::unexpected(Error{Errc::not_tls, ch.peer() + " did not answer like a MySQL server " +
                                                    "(it sent " +
-                                                   quote_untrusted(*head, kPeerQuoteMax) + ")"});
+                                                   quote_untrusted(head, kPeerQuoteMax) + ")"});
   }
   if (header.length > kMaxMysqlGreeting) {
     return tl::unexpected(ch.peer_fault(
         {Errc::limit_exceeded,
          "sent a first packet over " + std::to_string(kMaxMysqlGreeting / 1024) + " KiB"}));
   }
-  auto payload = ch.read_bytes(header.length);
-  if (!payload) return tl::unexpected(payload.error());
-  auto greeting = parse_mysql_greeting(*payload);
+  GETCERT_TRY_ASSIGN(auto payload, ch.read_bytes(header.length));
+  auto greeting = parse_mysql_greeting(payload);
   if (!greeting) {
     if (greeting.error().code == Errc::unsupported) {
       return tl::unexpected(Error{Errc::not_tls, ch.peer() + " " + greeting.error().message});

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "internal/try.hpp"
 #include "starttls/starttls_protocols.hpp"
 
 namespace getcert::detail {
@@ -50,12 +51,11 @@ namespace {
 // The capability list, or nullopt when the server predates RFC 3977 and does not know the
 // command (500): it may still know STARTTLS, and its answer to it will tell.
 Result<std::optional<NntpCapabilities>> capabilities(LineChannel& ch) {
-  if (auto ok = ch.send("CAPABILITIES\r\n"); !ok) return tl::unexpected(ok.error());
-  auto head = ch.read_line();
-  if (!head) return tl::unexpected(head.error());
-  if (nntp_code(*head) != "101") return std::nullopt;
+  GETCERT_TRY(ch.send("CAPABILITIES\r\n"));
+  GETCERT_TRY_ASSIGN(auto head, ch.read_line());
+  if (nntp_code(head) != "101") return std::nullopt;
   NntpCapabilities list;
-  if (auto ok = read_reply(ch, list); !ok) return tl::unexpected(ok.error());
+  GETCERT_TRY(read_reply(ch, list));
   return list;
 }
 
@@ -67,17 +67,15 @@ bool is_greeting(const std::string& line) {
 }  // namespace
 
 Result<void> nntp_starttls(LineChannel& ch) {
-  auto greeting = ch.read_line();
-  if (!greeting) return tl::unexpected(greeting.error());
-  if (!is_greeting(*greeting)) return tl::unexpected(starttls_refused(ch, *greeting));
+  GETCERT_TRY_ASSIGN(auto greeting, ch.read_line());
+  if (!is_greeting(greeting)) return tl::unexpected(starttls_refused(ch, greeting));
   auto caps = capabilities(ch);
   if (!caps) return tl::unexpected(caps.error());
   // A mode-switching server (RFC 3977 5.3) may offer STARTTLS only in reader mode.
   if (*caps && !(*caps)->offers("STARTTLS") && (*caps)->offers("MODE-READER")) {
     if (auto ok = ch.send("MODE READER\r\n"); !ok) return ok;
-    auto reader = ch.read_line();
-    if (!reader) return tl::unexpected(reader.error());
-    if (!is_greeting(*reader)) return tl::unexpected(starttls_refused(ch, *reader));
+    GETCERT_TRY_ASSIGN(auto reader, ch.read_line());
+    if (!is_greeting(reader)) return tl::unexpected(starttls_refused(ch, reader));
     caps = capabilities(ch);
     if (!caps) return tl::unexpected(caps.error());
   }
@@ -85,10 +83,9 @@ Result<void> nntp_starttls(LineChannel& ch) {
     return tl::unexpected(starttls_not_offered(ch, (*caps)->labels()));
   }
   if (auto ok = ch.send("STARTTLS\r\n"); !ok) return ok;
-  auto go = ch.read_line();
-  if (!go) return tl::unexpected(go.error());
+  GETCERT_TRY_ASSIGN(auto go, ch.read_line());
   // 382: go ahead; 502: not available (or TLS already on), 580: cannot start TLS.
-  if (nntp_code(*go) != "382") return tl::unexpected(starttls_refused(ch, *go));
+  if (nntp_code(go) != "382") return tl::unexpected(starttls_refused(ch, go));
   return {};
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "internal/try.hpp"
 #include "starttls/starttls_protocols.hpp"
 
 namespace getcert::detail {
@@ -33,12 +34,10 @@ Result<SieveResponse::Next> SieveResponse::add_line(const std::string& line) {
   raw_ += line;
   const auto marker = literal_marker(line);
   if (marker == std::string::npos) {
-    if (auto ok = tokenize(line); !ok) return tl::unexpected(ok.error());
+    GETCERT_TRY(tokenize(line));
     return finish_line();
   }
-  if (auto ok = tokenize(std::string_view(line).substr(0, marker)); !ok) {
-    return tl::unexpected(ok.error());
-  }
+  GETCERT_TRY(tokenize(std::string_view(line).substr(0, marker)));
   std::string_view digits = std::string_view(line).substr(marker + 1, line.size() - marker - 2);
   if (!digits.empty() && digits.back() == '+') digits.remove_suffix(1);
   if (digits.empty() || digits.size() > 10) return malformed();
@@ -147,13 +146,11 @@ Result<SieveResponse> read_response(LineChannel& ch) {
   while (next != SieveResponse::Next::done) {
     Result<SieveResponse::Next> step = SieveResponse::Next::done;
     if (next == SieveResponse::Next::line) {
-      auto line = ch.read_line();
-      if (!line) return tl::unexpected(line.error());
-      step = response.add_line(*line);
+      GETCERT_TRY_ASSIGN(auto line, ch.read_line());
+      step = response.add_line(line);
     } else {
-      auto octets = ch.read_bytes(response.literal_size());
-      if (!octets) return tl::unexpected(octets.error());
-      step = response.add_literal(*octets);
+      GETCERT_TRY_ASSIGN(auto octets, ch.read_bytes(response.literal_size()));
+      step = response.add_literal(octets);
     }
     if (!step) return tl::unexpected(ch.peer_fault(step.error()));
     next = *step;
@@ -173,19 +170,17 @@ std::string joined(const std::vector<std::string>& names) {
 }  // namespace
 
 Result<void> sieve_starttls(LineChannel& ch) {
-  auto greeting = read_response(ch);
-  if (!greeting) return tl::unexpected(greeting.error());
-  if (greeting->status() != SieveResponse::Status::ok) {
-    return tl::unexpected(starttls_refused(ch, greeting->answer()));
+  GETCERT_TRY_ASSIGN(auto greeting, read_response(ch));
+  if (greeting.status() != SieveResponse::Status::ok) {
+    return tl::unexpected(starttls_refused(ch, greeting.answer()));
   }
-  if (!greeting->offers("STARTTLS")) {
-    return tl::unexpected(starttls_not_offered(ch, joined(greeting->capabilities())));
+  if (!greeting.offers("STARTTLS")) {
+    return tl::unexpected(starttls_not_offered(ch, joined(greeting.capabilities())));
   }
   if (auto ok = ch.send("STARTTLS\r\n"); !ok) return ok;
-  auto go = read_response(ch);
-  if (!go) return tl::unexpected(go.error());
-  if (go->status() != SieveResponse::Status::ok) {
-    return tl::unexpected(starttls_refused(ch, go->answer()));
+  GETCERT_TRY_ASSIGN(auto go, read_response(ch));
+  if (go.status() != SieveResponse::Status::ok) {
+    return tl::unexpected(starttls_refused(ch, go.answer()));
   }
   return {};
 }

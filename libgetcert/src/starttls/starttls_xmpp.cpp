@@ -1,6 +1,7 @@
 // XMPP STARTTLS (RFC 6120 5.4): open a stream to the domain, find <starttls/> among the stream
 // features, ask for it, and expect <proceed/>.
 
+#include "internal/try.hpp"
 #include "net/line_channel.hpp"
 #include "net/replies.hpp"
 #include "starttls/starttls_protocols.hpp"
@@ -62,12 +63,11 @@ Result<void> xmpp_preamble(LineChannel& ch, const std::string& domain, bool serv
   if (auto ok = ch.send(header); !ok) return ok;
 
   XmppReader reader;
-  auto start = next_event(ch, reader);  // the reader's first event is always the stream header
-  if (!start) return tl::unexpected(start.error());
-  if (start->version.empty() || start->version[0] < '1') {
+  GETCERT_TRY_ASSIGN(auto start, next_event(ch, reader));
+  if (start.version.empty() || start.version[0] < '1') {
     return tl::unexpected(declined(
         ch, "speaks XMPP before version 1.0 (its stream header has version " +
-                quote_untrusted(start->version, kPeerQuoteMax) + "), which has no STARTTLS"));
+                quote_untrusted(start.version, kPeerQuoteMax) + "), which has no STARTTLS"));
   }
 
   // Stream features come first in practice; anything else before them is skipped, within limits.
@@ -77,12 +77,11 @@ Result<void> xmpp_preamble(LineChannel& ch, const std::string& domain, bool serv
           ch.peer_fault({Errc::limit_exceeded, "sent " + std::to_string(kMaxReplyLines) +
                                                    " XMPP elements without its stream features"}));
     }
-    auto e = next_event(ch, reader);
-    if (!e) return tl::unexpected(e.error());
-    if (e->kind == XmppEvent::Kind::element && e->name.is(kXmppStreamsNs, "features")) {
+    GETCERT_TRY_ASSIGN(auto e, next_event(ch, reader));
+    if (e.kind == XmppEvent::Kind::element && e.name.is(kXmppStreamsNs, "features")) {
       bool offered = false;
       std::string listed;
-      for (const auto& f : e->children) {
+      for (const auto& f : e.children) {
         offered = offered || f.is(kXmppTlsNs, "starttls");
         listed += (listed.empty() ? "" : ", ") + escape_name(f.local);
       }
@@ -93,21 +92,20 @@ Result<void> xmpp_preamble(LineChannel& ch, const std::string& domain, bool serv
       }
       break;
     }
-    if (e->kind != XmppEvent::Kind::element || e->name.is(kXmppStreamsNs, "error")) {
-      return tl::unexpected(unexpected_event(ch, *e, "before offering STARTTLS"));
+    if (e.kind != XmppEvent::Kind::element || e.name.is(kXmppStreamsNs, "error")) {
+      return tl::unexpected(unexpected_event(ch, e, "before offering STARTTLS"));
     }
   }
 
   if (auto ok = ch.send("<starttls xmlns='urn:ietf:params:xml:ns:xmpp-tls'/>"); !ok) return ok;
-  auto answer = next_event(ch, reader);
-  if (!answer) return tl::unexpected(answer.error());
-  if (answer->kind == XmppEvent::Kind::element && answer->name.is(kXmppTlsNs, "proceed")) {
+  GETCERT_TRY_ASSIGN(auto answer, next_event(ch, reader));
+  if (answer.kind == XmppEvent::Kind::element && answer.name.is(kXmppTlsNs, "proceed")) {
     return {};
   }
-  if (answer->kind == XmppEvent::Kind::element && answer->name.is(kXmppTlsNs, "failure")) {
+  if (answer.kind == XmppEvent::Kind::element && answer.name.is(kXmppTlsNs, "failure")) {
     return tl::unexpected(declined(ch, "answered <starttls/> with <failure/>"));
   }
-  return tl::unexpected(unexpected_event(ch, *answer, "in answer to <starttls/>"));
+  return tl::unexpected(unexpected_event(ch, answer, "in answer to <starttls/>"));
 }
 
 }  // namespace getcert::detail

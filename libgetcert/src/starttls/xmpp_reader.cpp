@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "internal/try.hpp"
 #include "net/replies.hpp"
 
 namespace getcert::detail {
@@ -152,7 +153,7 @@ Result<std::size_t> XmppReader::take(std::string_view bytes) {
       return fail(Errc::limit_exceeded,
                   "sent an XMPP element over " + std::to_string(kMaxXmppElement / 1024) + " KiB");
     }
-    if (auto ok = feed(bytes.substr(used)); !ok) return tl::unexpected(ok.error());
+    GETCERT_TRY(feed(bytes.substr(used)));
     ++used;
   }
   return used;
@@ -258,12 +259,11 @@ Result<XmppName> XmppReader::resolve(std::string_view qname, const Open& innermo
 Result<void> XmppReader::start_tag(std::string_view inner) {
   const bool empty = ends_with(inner, "/");
   if (empty) inner.remove_suffix(1);
-  auto parsed = parse_start_tag(inner);
-  if (!parsed) return tl::unexpected(parsed.error());
+  GETCERT_TRY_ASSIGN(auto parsed, parse_start_tag(inner));
   Open o;
-  o.qname = std::string(parsed->first);
+  o.qname = std::string(parsed.first);
   std::string version;
-  for (auto& a : parsed->second) {
+  for (auto& a : parsed.second) {
     if (a.name == "xmlns") {
       o.nss.emplace_back("", std::move(a.value));
     } else if (starts_with(a.name, "xmlns:")) {
@@ -272,24 +272,23 @@ Result<void> XmppReader::start_tag(std::string_view inner) {
       version = std::move(a.value);
     }
   }
-  auto name = resolve(o.qname, o);
-  if (!name) return tl::unexpected(name.error());
+  GETCERT_TRY_ASSIGN(auto name, resolve(o.qname, o));
 
   switch (open_.size()) {
     case 0:
-      if (!name->is(kXmppStreamsNs, "stream") || empty) {
+      if (!name.is(kXmppStreamsNs, "stream") || empty) {
         return fail(Errc::not_tls,
                     "did not answer with an XMPP stream (it sent <" + o.qname + ">)");
       }
       event_.kind = XmppEvent::Kind::stream_start;
-      event_.name = std::move(*name);
+      event_.name = std::move(name);
       event_.version = std::move(version);
       open_.push_back(std::move(o));
       ready_ = true;
       return {};
     case 1:
       event_.kind = XmppEvent::Kind::element;
-      event_.name = std::move(*name);
+      event_.name = std::move(name);
       if (empty) {
         ready_ = true;
         return {};
@@ -300,8 +299,8 @@ Result<void> XmppReader::start_tag(std::string_view inner) {
         return fail(Errc::limit_exceeded, "sent an XMPP element with more than " +
                                               std::to_string(kMaxXmppChildren) + " children");
       }
-      in_text_child_ = !empty && name->local == "text";
-      event_.children.push_back(std::move(*name));
+      in_text_child_ = !empty && name.local == "text";
+      event_.children.push_back(std::move(name));
       break;
     default:
       break;

@@ -12,6 +12,7 @@
 
 #include "getcert/text.hpp"
 #include "internal/ossl.hpp"
+#include "internal/try.hpp"
 #include "internal/x509_util.hpp"
 #include "net/dial.hpp"
 #include "net/proxy.hpp"
@@ -278,9 +279,7 @@ Result<internal::SslCtxPtr> make_client_context(const ConnectOptions& options) {
     return fail(Errc::internal, "cannot configure ciphers", internal::drain_errors());
   }
   if (options.client_identity) {
-    if (auto used = use_client_identity(ctx.get(), *options.client_identity); !used) {
-      return tl::unexpected(used.error());
-    }
+    GETCERT_TRY(use_client_identity(ctx.get(), *options.client_identity));
   }
   // New session tickets are only a signal (see refused_after_finished): nothing is cached.
   SSL_CTX_set_session_cache_mode(ctx.get(), SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
@@ -339,9 +338,8 @@ Result<CapturePlan> validate(const Endpoint& endpoint, const ConnectOptions& opt
     if (is_ip_literal(*options.sni)) {
       return fail(Errc::invalid_argument, "--sni takes a host name, not an IP address");
     }
-    auto name = normalize_hostname(*options.sni);
-    if (!name) return tl::unexpected(name.error());
-    plan.sni = std::move(*name);
+    GETCERT_TRY_ASSIGN(auto name, normalize_hostname(*options.sni));
+    plan.sni = std::move(name);
   }
   for (const auto& p : options.alpn) {
     if (p.empty() || p.size() > 255) {
@@ -354,21 +352,16 @@ Result<CapturePlan> validate(const Endpoint& endpoint, const ConnectOptions& opt
                                             std::string(to_string(*options.tls_max)));
   }
   internal::clear_errors();
-  auto ctx = shared_client_context(options);
-  if (!ctx) return tl::unexpected(ctx.error());
-  plan.ctx = std::move(*ctx);
+  GETCERT_TRY_ASSIGN(auto ctx, shared_client_context(options));
+  plan.ctx = std::move(ctx);
 
-  if (auto ok = detail::check_starttls_options(options, endpoint); !ok) {
-    return tl::unexpected(ok.error());
-  }
+  GETCERT_TRY(detail::check_starttls_options(options, endpoint));
   if (!options.proxy.empty()) {
-    auto parsed_proxy = detail::parse_proxy_url(options.proxy);
-    if (!parsed_proxy) return tl::unexpected(parsed_proxy.error());
-    plan.proxy = std::move(*parsed_proxy);
+    GETCERT_TRY_ASSIGN(auto parsed_proxy, detail::parse_proxy_url(options.proxy));
+    plan.proxy = std::move(parsed_proxy);
   }
-  auto resolver = detail::parse_dns_server(options.resolver);
-  if (!resolver) return tl::unexpected(resolver.error());
-  plan.resolver = std::move(*resolver);
+  GETCERT_TRY_ASSIGN(auto resolver, detail::parse_dns_server(options.resolver));
+  plan.resolver = std::move(resolver);
   return plan;
 }
 
@@ -451,9 +444,8 @@ Result<bool> run_handshake(SSL* ssl, BIO* bio, int fd, const ConnectOptions& opt
     const int err = SSL_get_error(ssl, rc);
     const int saved_errno = errno;
     if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-      auto waited = wait_for(fd, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline, target,
-                             options.timeout);
-      if (!waited) return tl::unexpected(waited.error());
+      GETCERT_TRY(wait_for(fd, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline, target,
+                           options.timeout));
       continue;
     }
     const internal::ErrorQueue errors = internal::drain_error_queue();
@@ -484,9 +476,8 @@ Result<void> extract(Captured& out, bool refused, const std::string& target) {
   STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl);  // get0: borrowed
   for (int i = 0; i < sk_X509_num(chain); ++i) {
     out.handles.push_back(sk_X509_value(chain, i));
-    auto cert = internal::certificate_from_x509(out.handles.back());
-    if (!cert) return tl::unexpected(cert.error());
-    result.presented_chain.push_back(std::move(*cert));
+    GETCERT_TRY_ASSIGN(auto cert, internal::certificate_from_x509(out.handles.back()));
+    result.presented_chain.push_back(std::move(cert));
   }
   result.tls.version = SSL_get_version(ssl);
   if (const SSL_CIPHER* cipher = SSL_get_current_cipher(ssl); cipher != nullptr) {
@@ -519,21 +510,18 @@ Result<void> extract(Captured& out, bool refused, const std::string& target) {
 Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options,
                          Clock::time_point deadline) {
   const std::string target = endpoint.to_string();
-  auto plan = validate(endpoint, options);
-  if (!plan) return tl::unexpected(plan.error());
-  auto conn = open_transport(endpoint, options, *plan, target, deadline);
-  if (!conn) return tl::unexpected(conn.error());
+  GETCERT_TRY_ASSIGN(auto plan, validate(endpoint, options));
+  GETCERT_TRY_ASSIGN(auto conn, open_transport(endpoint, options, plan, target, deadline));
 
   Captured out;
   Handshake& result = out.handshake;
   result.target.host = endpoint.host;
   result.target.port = endpoint.port;
-  result.target.address = conn->address;
+  result.target.address = conn.address;
   if (options.send_sni) {
-    result.target.sni = plan->sni.value_or(endpoint.is_ip ? std::string() : endpoint.host);
+    result.target.sni = plan.sni.value_or(endpoint.is_ip ? std::string() : endpoint.host);
   }
-  auto bio = start_session(out, plan->ctx.get(), conn->fd.get(), options);
-  if (!bio) return tl::unexpected(bio.error());
+  GETCERT_TRY_ASSIGN(auto bio, start_session(out, plan.ctx.get(), conn.fd.get(), options));
   SSL* ssl = out.ssl.get();
   // Declared after `out`, so it goes out of scope before the SSL that points to it.
   ClientCertState client_cert;
@@ -542,14 +530,13 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
   detail::StepTimer handshake(Step::handshake,
                               result.target.sni.empty() ? target : "SNI " + result.target.sni);
   auto refused =
-      run_handshake(ssl, *bio, conn->fd.get(), options, client_cert, *out.peer, target, deadline);
+      run_handshake(ssl, bio, conn.fd.get(), options, client_cert, *out.peer, target, deadline);
   if (!refused) return tl::unexpected(refused.error());
 
-  detail::end_handshake_transport(options.starttls, *bio);
+  detail::end_handshake_transport(options.starttls, bio);
   if (!*refused && client_cert.requested && SSL_version(ssl) == TLS1_3_VERSION) {
-    *refused = refused_after_finished(ssl, conn->fd.get(),
-                                      std::min(deadline, Clock::now() + kClientCertVerdictWait),
-                                      client_cert);
+    *refused = refused_after_finished(
+        ssl, conn.fd.get(), std::min(deadline, Clock::now() + kClientCertVerdictWait), client_cert);
   }
   handshake.finish(true, *refused ? std::string("refused after the certificate request")
                                   : std::string(SSL_get_version(ssl)));
@@ -561,9 +548,7 @@ Result<Captured> capture(const Endpoint& endpoint, const ConnectOptions& options
   SSL_set_ex_data(ssl, 0, nullptr);
   SSL_set_cert_cb(ssl, nullptr, nullptr);
 
-  if (auto extracted = extract(out, *refused, target); !extracted) {
-    return tl::unexpected(extracted.error());
-  }
+  GETCERT_TRY(extract(out, *refused, target));
   return out;
 }
 
@@ -584,42 +569,36 @@ std::string_view to_string(TlsVersion version) noexcept {
 }
 
 Result<void> check_resolver(std::string_view resolver) {
-  auto server = detail::parse_dns_server(resolver);
-  if (!server) return tl::unexpected(server.error());
+  GETCERT_TRY(detail::parse_dns_server(resolver));
   return {};
 }
 
 Result<Handshake> connect(const Endpoint& endpoint, const ConnectOptions& options) {
   std::vector<StepTiming> timings;
   const detail::TimingRecorder recorder(timings, nullptr);
-  auto captured = capture(endpoint, options, Clock::now() + options.timeout);
-  if (!captured) return tl::unexpected(captured.error());
-  captured->handshake.timings = std::move(timings);
-  return std::move(captured->handshake);
+  GETCERT_TRY_ASSIGN(auto captured, capture(endpoint, options, Clock::now() + options.timeout));
+  captured.handshake.timings = std::move(timings);
+  return std::move(captured.handshake);
 }
 
 Result<Handshake> connect(std::string_view endpoint, const ConnectOptions& options) {
-  auto parsed = parse_endpoint(endpoint);
-  if (!parsed) return tl::unexpected(parsed.error());
-  return connect(*parsed, options);
+  GETCERT_TRY_ASSIGN(auto parsed, parse_endpoint(endpoint));
+  return connect(parsed, options);
 }
 
 Result<FetchResult> fetch(std::string_view endpoint, const FetchOptions& options) {
-  auto parsed = parse_endpoint(endpoint);
-  if (!parsed) return tl::unexpected(parsed.error());
-  return fetch(*parsed, options);
+  GETCERT_TRY_ASSIGN(auto parsed, parse_endpoint(endpoint));
+  return fetch(parsed, options);
 }
 
 Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options) {
   const auto deadline = Clock::now() + options.connect.timeout;
   // A trust store that cannot be loaded fails before any packet is sent.
-  auto trust = detail::load_trust_store(options.verify.trust);
-  if (!trust) return tl::unexpected(trust.error());
+  GETCERT_TRY_ASSIGN(auto trust, detail::load_trust_store(options.verify.trust));
   std::vector<StepTiming> timings;
   const detail::TimingRecorder recorder(timings, options.on_step);
-  auto captured = capture(endpoint, options.connect, deadline);
-  if (!captured) return tl::unexpected(captured.error());
-  Handshake& shake = captured->handshake;
+  GETCERT_TRY_ASSIGN(auto captured, capture(endpoint, options.connect, deadline));
+  Handshake& shake = captured.handshake;
   shake.timings = timings;
 
   VerifyOptions verify = options.verify;
@@ -636,7 +615,7 @@ Result<FetchResult> fetch(const Endpoint& endpoint, const FetchOptions& options)
   verify.on_step = nullptr;  // the steps reach options.on_step through this fetch's recorder
   detail::StepTimer verifying(Step::verify, verify.name);
   auto verification =
-      detail::verify_with_store(shake.presented_chain, verify, *trust, captured->handles);
+      detail::verify_with_store(shake.presented_chain, verify, trust, captured.handles);
   if (!verification) return tl::unexpected(verification.error());
   verifying.finish(true, std::string(to_string(verification->verdict)));
   FetchResult result;

@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "internal/ossl.hpp"
+#include "internal/try.hpp"
 
 namespace getcert::detail {
 namespace {
@@ -34,11 +35,10 @@ Result<internal::X509CrlStackPtr> load_crl_files(const std::vector<std::string>&
   internal::X509CrlStackPtr out(sk_X509_CRL_new_null());
   if (!out) return fail(Errc::internal, "out of memory");
   for (const auto& path : files) {
-    auto bytes = read_crl_file(path);
-    if (!bytes) return tl::unexpected(bytes.error());
+    GETCERT_TRY_ASSIGN(auto bytes, read_crl_file(path));
     internal::clear_errors();
     int found = 0;
-    internal::BioPtr bio(BIO_new_mem_buf(bytes->data(), static_cast<int>(bytes->size())));
+    internal::BioPtr bio(BIO_new_mem_buf(bytes.data(), static_cast<int>(bytes.size())));
     if (!bio) return fail(Errc::internal, "out of memory");
     for (;;) {
       internal::X509CrlPtr crl(PEM_read_bio_X509_CRL(bio.get(), nullptr, nullptr, nullptr));
@@ -48,8 +48,8 @@ Result<internal::X509CrlStackPtr> load_crl_files(const std::vector<std::string>&
       ++found;
     }
     if (found == 0) {
-      const auto* p = reinterpret_cast<const unsigned char*>(bytes->data());
-      internal::X509CrlPtr crl(d2i_X509_CRL(nullptr, &p, static_cast<long>(bytes->size())));
+      const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+      internal::X509CrlPtr crl(d2i_X509_CRL(nullptr, &p, static_cast<long>(bytes.size())));
       if (crl && sk_X509_CRL_push(out.get(), crl.get()) > 0) {
         static_cast<void>(crl.release());
         ++found;

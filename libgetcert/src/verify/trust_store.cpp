@@ -7,6 +7,7 @@
 
 #include "verify/trust_store.hpp"
 
+#include "internal/try.hpp"
 #include "verify/bundle_lookup.hpp"
 #include "verify/system_trust.hpp"
 
@@ -80,21 +81,16 @@ Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
   }
 
   if (!options.ca_file.empty()) {
-    if (auto ok = check_readable(options.ca_file, false, "CA file"); !ok) {
-      return tl::unexpected(ok.error());
-    }
-    auto added = add_pem_file(out.store.get(), options.ca_file);
-    if (!added) return tl::unexpected(added.error());
-    if (*added == 0) {
+    GETCERT_TRY(check_readable(options.ca_file, false, "CA file"));
+    GETCERT_TRY_ASSIGN(auto added, add_pem_file(out.store.get(), options.ca_file));
+    if (added == 0) {
       return fail(Errc::malformed_input,
                   "CA file '" + options.ca_file + "' holds no PEM certificate");
     }
     out.description = "file:" + options.ca_file;
   }
   if (!options.ca_dir.empty()) {
-    if (auto ok = check_readable(options.ca_dir, true, "CA directory"); !ok) {
-      return tl::unexpected(ok.error());
-    }
+    GETCERT_TRY(check_readable(options.ca_dir, true, "CA directory"));
     if (X509_STORE_load_path(out.store.get(), options.ca_dir.c_str()) != 1) {
       return fail(Errc::io_error, "cannot use CA directory '" + options.ca_dir + "'",
                   internal::drain_errors());

@@ -7,6 +7,7 @@
 #include "getcert/text.hpp"
 #include "http/aia.hpp"
 #include "internal/ossl.hpp"
+#include "internal/try.hpp"
 #include "internal/x509_util.hpp"
 #include "net/dial.hpp"
 #include "net/timings.hpp"
@@ -821,9 +822,8 @@ std::vector<Certificate> full_chain(const Verification& verification) {
 
 Result<Verification> verify_chain(const std::vector<Certificate>& presented,
                                   const VerifyOptions& options) {
-  auto trust = detail::load_trust_store(options.trust);
-  if (!trust) return tl::unexpected(trust.error());
-  return detail::verify_with_store(presented, options, *trust);
+  GETCERT_TRY_ASSIGN(auto trust, detail::load_trust_store(options.trust));
+  return detail::verify_with_store(presented, options, trust);
 }
 
 namespace detail {
@@ -849,18 +849,16 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   for (std::size_t i = 1; i < handles.size(); ++i) sk_X509_push(untrusted.get(), handles[i].get());
   const std::int64_t now = options.at_time.value_or(static_cast<std::int64_t>(std::time(nullptr)));
 
-  auto crls = load_crl_files(options.crl_files);
-  if (!crls) return tl::unexpected(crls.error());
+  GETCERT_TRY_ASSIGN(auto crls, load_crl_files(options.crl_files));
   // One budget for every HTTP request verification makes (AIA, OCSP, CRL).
   const auto network_deadline = detail::Clock::now() + options.network_timeout;
-  auto path =
-      build_path(leaf, untrusted.get(), options, trust.store.get(), now, false, crls->get());
+  auto path = build_path(leaf, untrusted.get(), options, trust.store.get(), now, false, crls.get());
   if (!path) return tl::unexpected(path.error());
   // Every certificate the user names as trusted is an anchor, as in Go, browsers, curl and
   // gRPC (OpenSSL's partial chains). A path to a self-signed root is still preferred.
   if (trust.explicit_anchors && !path->anchored) {
     auto partial =
-        build_path(leaf, untrusted.get(), options, trust.store.get(), now, true, crls->get());
+        build_path(leaf, untrusted.get(), options, trust.store.get(), now, true, crls.get());
     if (!partial) return tl::unexpected(partial.error());
     if (partial->anchored) path = std::move(partial);
   }
@@ -886,9 +884,8 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   std::size_t aia_notes_from = v.warnings.size();
   if (gap != path->problems.end()) {
     gap_depth = gap->depth;
-    auto child = internal::certificate_from_x509(gap->cert.get());
-    if (!child) return tl::unexpected(child.error());
-    gap_child = *child;
+    GETCERT_TRY_ASSIGN(auto child, internal::certificate_from_x509(gap->cert.get()));
+    gap_child = child;
     std::vector<std::string> notes;
     if (options.fetch_missing) {
       v.fetched_intermediates = fetch_missing_issuers(
@@ -899,15 +896,14 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
           if (h && sk_X509_push(untrusted.get(), h.get()) > 0) handles.push_back(std::move(h));
         }
         auto again =
-            build_path(leaf, untrusted.get(), options, trust.store.get(), now, false, crls->get());
+            build_path(leaf, untrusted.get(), options, trust.store.get(), now, false, crls.get());
         if (!again) return tl::unexpected(again.error());
         completed = std::none_of(again->problems.begin(), again->problems.end(),
                                  [](const RawProblem& p) { return is_issuer_problem(p.code); });
         if (completed) path = std::move(again);
       }
     }
-    gap_problem =
-        missing_intermediate(gap_depth, *child, completed, options.fetch_missing, gap_url);
+    gap_problem = missing_intermediate(gap_depth, child, completed, options.fetch_missing, gap_url);
     // Notes explain a failed completion; after a success they are noise.
     if (!completed) {
       aia_notes_from = v.warnings.size();
@@ -933,9 +929,8 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
                          const std::vector<detail::RuleFinding>& rules) -> Result<RejectedPath> {
       RejectedPath out;
       for (int i = 0; i < sk_X509_num(chain); ++i) {
-        auto c = internal::certificate_from_x509(sk_X509_value(chain, i));
-        if (!c) return tl::unexpected(c.error());
-        out.chain.push_back(std::move(*c));
+        GETCERT_TRY_ASSIGN(auto c, internal::certificate_from_x509(sk_X509_value(chain, i)));
+        out.chain.push_back(std::move(c));
       }
       for (const auto& r : judged.problems) out.problems.push_back(describe(r, presented, now));
       for (const auto& f : rules) {
@@ -946,9 +941,8 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
       return out;
     };
     if (path->anchored) {
-      auto first = rejection(path->chain.get(), *path, findings);
-      if (!first) return tl::unexpected(first.error());
-      v.rejected_paths.push_back(std::move(*first));
+      GETCERT_TRY_ASSIGN(auto first, rejection(path->chain.get(), *path, findings));
+      v.rejected_paths.push_back(std::move(first));
     }
     detail::IssuerSources sources;
     for (std::size_t i = 1; i < handles.size(); ++i) sources.untrusted.push_back(handles[i].get());
@@ -964,7 +958,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
       // The first path, judged above.
       if (same_path(certs, path->chain.get())) return Judgement::already_judged;
       ++v.path_search.candidate_paths;
-      auto judged = judge_exact_path(certs, options, now, crls->get());
+      auto judged = judge_exact_path(certs, options, now, crls.get());
       if (!judged) {
         judge_error = judged.error();
         return Judgement::accepted;  // stop: the same failure would repeat for every path
@@ -1041,9 +1035,8 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
         v.verified_chain.push_back(presented[index]);
         continue;
       }
-      auto c = internal::certificate_from_x509(link);
-      if (!c) return tl::unexpected(c.error());
-      v.verified_chain.push_back(std::move(*c));
+      GETCERT_TRY_ASSIGN(auto c, internal::certificate_from_x509(link));
+      v.verified_chain.push_back(std::move(c));
     }
     // An intermediate the server did not send, supplied by the local store: never silent.
     for (std::size_t i = 1; i + 1 < v.verified_chain.size(); ++i) {
