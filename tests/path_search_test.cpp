@@ -62,6 +62,18 @@ X509Ptr intermediate(const std::string& subject, EVP_PKEY* key, const std::strin
   return make_cert(s);
 }
 
+// Two copies of the leaf's issuer "Path CA" with the same name, key and issuer: `bad`, a
+// re-issue constrained away from the leaf's name, and `good`.
+struct ReissuedCa {
+  TempDir dir;
+  Pki pki;
+  EvpPkeyPtr int_key = new_key();
+  X509Ptr bad = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get(),
+                             "permitted;DNS:other.test");
+  X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
+  X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+};
+
 std::string write_store(const TempDir& dir, const std::string& file,
                         const std::vector<const X509Ptr*>& certs) {
   std::vector<Certificate> models;
@@ -98,16 +110,10 @@ Verification verify(const std::vector<const X509Ptr*>& presented, const VerifyOp
 
 }  // namespace
 
-TEST_CASE("an intermediate that breaks a name constraint gives way to a good one of the same key",
-          "[verify]") {
-  TempDir dir;
-  Pki pki;
-  const EvpPkeyPtr int_key = new_key();
-  // Same name, same key, same issuer: a re-issue that lost the constraint.
-  const X509Ptr bad = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get(),
-                                   "permitted;DNS:other.test");
-  const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
-  const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+TEST_CASE_METHOD(
+    ReissuedCa,
+    "an intermediate that breaks a name constraint gives way to a good one of the same key",
+    "[verify]") {
   const auto o = options_for(write_store(dir, "root.pem", {&pki.root}));
 
   SECTION("with the good one also sent, the chosen path runs through it") {
@@ -177,15 +183,9 @@ TEST_CASE("an expired copy of the intermediate in the trust store gives way to t
   }
 }
 
-TEST_CASE("a peer's bad intermediate with a good copy in the trust store: the store's copy",
-          "[verify]") {
-  TempDir dir;
-  Pki pki;
-  const EvpPkeyPtr int_key = new_key();
-  const X509Ptr bad = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get(),
-                                   "permitted;DNS:other.test");
-  const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
-  const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+TEST_CASE_METHOD(ReissuedCa,
+                 "a peer's bad intermediate with a good copy in the trust store: the store's copy",
+                 "[verify]") {
   // OpenSSL looks in the trust store first, so its first path already runs through the good
   // copy: no search is needed, and the peer's copy (same name and key) counts as sent.
   const auto v = verify({&leaf, &bad}, options_for(write_store(dir, "ca.pem", {&pki.root, &good})));
@@ -439,14 +439,8 @@ TEST_CASE("a first path that verifies costs no search", "[verify]") {
   CHECK(v.rejected_paths.empty());
 }
 
-TEST_CASE("getcert show: -o json and -v list the rejected path and why", "[cli]") {
-  TempDir dir;
-  Pki pki;
-  const EvpPkeyPtr int_key = new_key();
-  const X509Ptr bad = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get(),
-                                   "permitted;DNS:other.test");
-  const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
-  const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+TEST_CASE_METHOD(ReissuedCa, "getcert show: -o json and -v list the rejected path and why",
+                 "[cli]") {
   const std::string root = write_store(dir, "root.pem", {&pki.root});
   const std::string chain = write_store(dir, "chain.pem", {&leaf, &bad, &good});
 
