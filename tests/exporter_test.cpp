@@ -547,22 +547,14 @@ TEST_CASE("a real Prometheus scrapes 27 targets through getcert serve", "[export
       job("getcert-mtls", "mtls", {at(mtls.port())});
   write_file(dir / "prometheus.yml", prometheus_yml);
 
-  std::optional<Process> prometheus;
-  std::uint16_t prom_port = 0;
-  for (int attempt = 0; attempt < 5 && !prometheus; ++attempt) {
-    prom_port = free_port();
-    SpawnOptions options;
-    options.die_with_parent = true;
-    prometheus.emplace(
-        Process::spawn({"prometheus", "--config.file=" + (dir / "prometheus.yml"),
-                        "--storage.tsdb.path=" + (dir / "data"),
-                        "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                       options));
-    if (!wait_for_port("127.0.0.1", prom_port, std::chrono::seconds(30), &*prometheus)) {
-      prometheus.reset();
-    }
-  }
-  REQUIRE(prometheus);
+  const auto prometheus = start_local_server(
+      [&](std::uint16_t port) -> std::vector<std::string> {
+        return {"prometheus", "--config.file=" + (dir / "prometheus.yml"),
+                "--storage.tsdb.path=" + (dir / "data"),
+                "--web.listen-address=127.0.0.1:" + std::to_string(port)};
+      },
+      "prometheus", std::chrono::seconds(30));
+  const std::uint16_t prom_port = prometheus.port;
 
   // Wait until every target was scraped at least once.
   const std::string expired_instance = "localhost:" + std::to_string(fleet.port["expired"]);
@@ -580,7 +572,7 @@ TEST_CASE("a real Prometheus scrapes 27 targets through getcert serve", "[export
     all = r.size() == 1 && r[0]["value"][1] == "27";
     if (!all) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  INFO(prometheus->stderr_text().substr(0, 4000));
+  INFO(prometheus.process.stderr_text().substr(0, 4000));
   REQUIRE(all);
 
   // The expired certificate's notAfter is stored, in the past, with its labels.
@@ -669,21 +661,13 @@ TEST_CASE("getcert serve and blackbox_exporter agree on the facts they share",
                  pki("ca-bundle.pem") +
                  "\n  tls_insecure:\n    prober: tcp\n    timeout: 5s\n    tcp:\n      tls: true\n"
                  "      tls_config:\n        insecure_skip_verify: true\n");
-  std::optional<Process> blackbox;
-  std::uint16_t bb_port = 0;
-  for (int attempt = 0; attempt < 5 && !blackbox; ++attempt) {
-    bb_port = free_port();
-    SpawnOptions options;
-    options.die_with_parent = true;
-    blackbox.emplace(
-        Process::spawn({"prometheus-blackbox-exporter", "--config.file=" + (dir / "blackbox.yml"),
-                        "--web.listen-address=127.0.0.1:" + std::to_string(bb_port)},
-                       options));
-    if (!wait_for_port("127.0.0.1", bb_port, std::chrono::seconds(20), &*blackbox)) {
-      blackbox.reset();
-    }
-  }
-  REQUIRE(blackbox);
+  const auto blackbox = start_local_server(
+      [&](std::uint16_t port) -> std::vector<std::string> {
+        return {"prometheus-blackbox-exporter", "--config.file=" + (dir / "blackbox.yml"),
+                "--web.listen-address=127.0.0.1:" + std::to_string(port)};
+      },
+      "prometheus-blackbox-exporter", std::chrono::seconds(20));
+  const std::uint16_t bb_port = blackbox.port;
 
   for (const auto& [leaf, port] : fleet.port) {
     const std::string target = "localhost:" + std::to_string(port);
