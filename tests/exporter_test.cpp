@@ -575,16 +575,23 @@ TEST_CASE("a real Prometheus scrapes 27 targets through getcert serve", "[export
   INFO(prometheus.process.stderr_text().substr(0, 4000));
   REQUIRE(all);
 
+  // The one getcert_probe_success series SELECTOR picks: its reason and its value.
+  auto check_probe = [&](const std::string& selector, const std::string& reason,
+                         const std::string& value) {
+    INFO("getcert_probe_success{" << selector << "}");
+    const auto series = query("getcert_probe_success{" + selector + "}");
+    REQUIRE(series.size() == 1);
+    CHECK(series[0]["metric"]["reason"] == reason);
+    CHECK(series[0]["value"][1] == value);
+  };
+
   // The expired certificate's notAfter is stored, in the past, with its labels.
   auto r = query("getcert_cert_not_after_seconds{job=\"getcert\",instance=\"" + expired_instance +
                  "\",chain=\"presented\",depth=\"0\"}");
   REQUIRE(r.size() == 1);
   CHECK(r[0]["metric"]["subject_cn"] == "expired.test");
   CHECK(std::stod(r[0]["value"][1].get<std::string>()) < static_cast<double>(std::time(nullptr)));
-  r = query("getcert_probe_success{job=\"getcert\",instance=\"" + expired_instance + "\"}");
-  REQUIRE(r.size() == 1);
-  CHECK(r[0]["metric"]["reason"] == "expired");
-  CHECK(r[0]["value"][1] == "0");
+  check_probe("job=\"getcert\",instance=\"" + expired_instance + "\"", "expired", "0");
   // Successes: the four valid leaves under two names, minus ipsan as "localhost" (its SAN is
   // the IP only), plus expiring (5 days left: valid), plus the valid file.
   r = query("count(getcert_probe_success{job=\"getcert\"} == 1)");
@@ -608,19 +615,12 @@ TEST_CASE("a real Prometheus scrapes 27 targets through getcert serve", "[export
   CHECK(r[0]["metric"]["reason"] == "expired");
 
   // STARTTLS: the SMTP server's certificate, as stored.
-  r = query("getcert_probe_success{job=\"getcert-smtp\"}");
-  REQUIRE(r.size() == 1);
-  CHECK(r[0]["metric"]["reason"] == "ok");
-  CHECK(r[0]["value"][1] == "1");
+  check_probe("job=\"getcert-smtp\"", "ok", "1");
   r = query("getcert_cert_not_after_seconds{job=\"getcert-smtp\",chain=\"presented\",depth=\"0\"}");
   REQUIRE(r.size() == 1);
   CHECK(r[0]["metric"]["subject_cn"] == "rsa.test");
   // Through the CONNECT proxy: a valid and an expired target, and the proxy saw both requests.
-  r = query("getcert_probe_success{job=\"getcert-http-proxy\",instance=\"" + at(fleet.port["rsa"]) +
-            "\"}");
-  REQUIRE(r.size() == 1);
-  CHECK(r[0]["metric"]["reason"] == "ok");
-  CHECK(r[0]["value"][1] == "1");
+  check_probe("job=\"getcert-http-proxy\",instance=\"" + at(fleet.port["rsa"]) + "\"", "ok", "1");
   r = query("getcert_cert_not_after_seconds{job=\"getcert-http-proxy\",instance=\"" +
             at(fleet.port["expired"]) + "\",chain=\"presented\",depth=\"0\"}");
   REQUIRE(r.size() == 1);
@@ -630,19 +630,13 @@ TEST_CASE("a real Prometheus scrapes 27 targets through getcert serve", "[export
   CHECK_THAT(requests, Catch::Contains("CONNECT " + at(fleet.port["rsa"]) + " HTTP/1.1") &&
                            Catch::Contains("CONNECT " + at(fleet.port["expired"]) + " HTTP/1.1"));
   // Through SOCKS5: Dante relayed the connection.
-  r = query("getcert_probe_success{job=\"getcert-socks5\"}");
-  REQUIRE(r.size() == 1);
-  CHECK(r[0]["metric"]["reason"] == "ok");
-  CHECK(r[0]["value"][1] == "1");
+  check_probe("job=\"getcert-socks5\"", "ok", "1");
   r = query("getcert_cert_not_after_seconds{job=\"getcert-socks5\",chain=\"verified\"}");
   CHECK(r.size() == 3);
   INFO(dante.log());
   CHECK_THAT(dante.log(), Catch::Contains("." + std::to_string(fleet.port["ecdsa"])));
   // mTLS: the server required a client certificate and the module's PEM identity answered.
-  r = query("getcert_probe_success{job=\"getcert-mtls\"}");
-  REQUIRE(r.size() == 1);
-  CHECK(r[0]["metric"]["reason"] == "ok");
-  CHECK(r[0]["value"][1] == "1");
+  check_probe("job=\"getcert-mtls\"", "ok", "1");
   r = query("getcert_client_certificate_requested{job=\"getcert-mtls\"}");
   REQUIRE(r.size() == 1);
   CHECK(r[0]["value"][1] == "1");
