@@ -448,18 +448,11 @@ def main():
     tools["gnutls"] = bool(shutil.which("certtool") and shutil.which("faketime"))
     if not tools["gnutls"]:
         skipped["gnutls"] = "certtool (gnutls-bin) or faketime is not installed"
-    tools["go"], why = build_go(args.work)
-    if why:
-        skipped["go"] = why
-    tools["grpc"], why = find_grpc()
-    if why:
-        skipped["grpc"] = why
-    tools["java"], why = build_java(args.work)
-    if why:
-        skipped["java"] = why
-    tools["pyca"], why = find_pyca()
-    if why:
-        skipped["pyca"] = why
+    for name, find in (("go", lambda: build_go(args.work)), ("grpc", find_grpc),
+                       ("java", lambda: build_java(args.work)), ("pyca", find_pyca)):
+        tools[name], why = find()
+        if why:
+            skipped[name] = why
 
     cases = sorted(d for d in os.listdir(corpus) if os.path.isdir(os.path.join(corpus, d)))
     if args.only:
