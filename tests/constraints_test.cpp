@@ -2,24 +2,19 @@
 // mailbox, a host, a .domain) over the email SANs and the subject's emailAddress of client
 // certificates, with VerifyOptions::email; and the rules of verify/constraints.cpp over server
 // chains (where the extension may be, how it is marked, dNSName syntax, wildcards reaching an
-// excluded subtree), under each profile. Every certificate is made here with OpenSSL's API
-// (P-256 keys).
-
-#include <openssl/evp.h>
-#include <openssl/x509v3.h>
+// excluded subtree), under each profile. Every certificate is made at test time
+// (support/cert_builder.hpp).
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <cstdint>
-#include <ctime>
 #include <string>
-#include <vector>
 
 #include "getcert/certificate.hpp"
 #include "getcert/verify.hpp"
 #include "internal/owners.hpp"
+#include "support/cert_builder.hpp"
 #include "support/files.hpp"
+#include "support/verdicts.hpp"
 
 using getcert::Certificate;
 using getcert::ProblemCode;
@@ -27,111 +22,24 @@ using getcert::Verification;
 using getcert::VerifyOptions;
 using getcert::internal::EvpPkeyPtr;
 using getcert::internal::X509Ptr;
+using getcert::test::cert_spec;
+using getcert::test::CertSpec;
+using getcert::test::codes;
+using getcert::test::has_code;
+using getcert::test::has_warning;
+using getcert::test::make_cert;
+using getcert::test::model;
+using getcert::test::new_key;
 using getcert::test::TempDir;
 
 namespace {
 
-const std::int64_t kNow = static_cast<std::int64_t>(std::time(nullptr));
-constexpr std::int64_t kDay = 86400;
-
-EvpPkeyPtr new_key() {
-  EvpPkeyPtr key(EVP_EC_gen("P-256"));
-  REQUIRE(key);
-  return key;
-}
-
-void add_ext(X509* cert, X509* issuer, int nid, const std::string& value) {
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
-  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str());
-  REQUIRE(ext != nullptr);
-  const int added = X509_add_ext(cert, ext, -1);
-  X509_EXTENSION_free(ext);
-  REQUIRE(added == 1);
-}
-
-void add_entry(X509_NAME* name, const char* field, const std::string& value) {
-  REQUIRE(X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8,
-                                     reinterpret_cast<const unsigned char*>(value.c_str()), -1, -1,
-                                     0) == 1);
-}
-
-struct Extras {
-  bool constraints_critical = true;
-  std::string eku = "clientAuth";
-};
-
-// issuer == nullptr: self-signed. An empty `san` or `subject_email` leaves it out; an empty
-// `constraints` ("permitted;email:example.test") makes no nameConstraints extension.
-X509Ptr make_cert(const std::string& cn, EVP_PKEY* key, X509* issuer, EVP_PKEY* signer, bool ca,
-                  const std::string& constraints = "", const std::string& san = "",
-                  const std::string& subject_email = "", const Extras& extras = {}) {
-  static long serial = 5000;
-  X509Ptr cert(X509_new());
-  REQUIRE(X509_set_version(cert.get(), 2) == 1);
-  ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), ++serial);
-  X509_NAME* subject = X509_get_subject_name(cert.get());
-  add_entry(subject, "CN", cn);
-  if (!subject_email.empty()) add_entry(subject, "emailAddress", subject_email);
-  REQUIRE(X509_set_issuer_name(cert.get(),
-                               issuer != nullptr ? X509_get_subject_name(issuer) : subject) == 1);
-  REQUIRE(ASN1_TIME_set(X509_getm_notBefore(cert.get()), static_cast<time_t>(kNow - kDay)));
-  REQUIRE(ASN1_TIME_set(X509_getm_notAfter(cert.get()), static_cast<time_t>(kNow + 30 * kDay)));
-  REQUIRE(X509_set_pubkey(cert.get(), key) == 1);
-  X509* signed_by = issuer != nullptr ? issuer : cert.get();
-  add_ext(cert.get(), signed_by, NID_subject_key_identifier, "hash");
-  if (issuer != nullptr) add_ext(cert.get(), signed_by, NID_authority_key_identifier, "keyid");
-  if (ca) {
-    add_ext(cert.get(), signed_by, NID_basic_constraints, "critical,CA:TRUE");
-    add_ext(cert.get(), signed_by, NID_key_usage, "critical,keyCertSign,cRLSign");
-  } else {
-    add_ext(cert.get(), signed_by, NID_basic_constraints, "critical,CA:FALSE");
-    add_ext(cert.get(), signed_by, NID_key_usage, "critical,digitalSignature");
-    add_ext(cert.get(), signed_by, NID_ext_key_usage, extras.eku);
-  }
-  if (!san.empty()) add_ext(cert.get(), signed_by, NID_subject_alt_name, san);
-  if (!constraints.empty()) {
-    add_ext(cert.get(), signed_by, NID_name_constraints,
-            (extras.constraints_critical ? "critical," : "") + constraints);
-  }
-  REQUIRE(X509_sign(cert.get(), signer, EVP_sha256()) > 0);
-  return cert;
-}
-
-Certificate model(const X509Ptr& cert) {
-  unsigned char* der = nullptr;
-  const int n = i2d_X509(cert.get(), &der);
-  const getcert::internal::OpensslBytes owned(der);
-  REQUIRE(n > 0);
-  auto c = getcert::parse_certificate_der(std::vector<std::uint8_t>(der, der + n));
-  REQUIRE(c);
-  return *c;
-}
-
-bool has_code(const Verification& v, ProblemCode code) {
-  return std::any_of(v.errors.begin(), v.errors.end(),
-                     [&](const getcert::VerifyProblem& p) { return p.code == code; });
-}
-
-bool has_warning(const Verification& v, ProblemCode code) {
-  return std::any_of(v.warnings.begin(), v.warnings.end(),
-                     [&](const getcert::VerifyNote& n) { return n.code == code; });
-}
-
-std::string codes(const Verification& v) {
-  std::string out;
-  for (const auto& e : v.errors) {
-    out += "[" + std::to_string(e.depth) + "] " + std::string(to_string(e.code)) + ": " + e.reason +
-           "\n";
-  }
-  return out;
-}
-
 // A root, and under it a CA with the given rfc822Name constraints that issues client leaves.
 struct EmailPki {
-  explicit EmailPki(const std::string& constraints)
-      : ca(make_cert("Email CA", ca_key.get(), root.get(), root_key.get(), true, constraints)) {
+  explicit EmailPki(const std::string& constraints) {
+    CertSpec s = cert_spec("Email CA", "Email Root", ca_key.get(), root_key.get());
+    s.name_constraints = constraints;
+    ca = make_cert(s);
     getcert::test::write_file(dir / "root.pem", getcert::to_pem({model(root)}));
   }
 
@@ -140,8 +48,12 @@ struct EmailPki {
                      const std::string& email = "",
                      getcert::Profile profile = getcert::Profile::webpki) const {
     const EvpPkeyPtr key = new_key();
-    const X509Ptr leaf =
-        make_cert("client", key.get(), ca.get(), ca_key.get(), false, "", san, subject_email);
+    CertSpec s = cert_spec("client", "Email CA", key.get(), ca_key.get());
+    s.ca = false;
+    s.san = san;
+    s.subject_email = subject_email;
+    s.eku = "clientAuth";
+    const X509Ptr leaf = make_cert(s);
     VerifyOptions o;
     o.trust.ca_file = dir / "root.pem";
     o.purpose = getcert::Purpose::client;
@@ -155,7 +67,7 @@ struct EmailPki {
 
   TempDir dir;
   EvpPkeyPtr root_key = new_key();
-  X509Ptr root = make_cert("Email Root", root_key.get(), nullptr, root_key.get(), true);
+  X509Ptr root = make_cert(cert_spec("Email Root", "Email Root", root_key.get(), root_key.get()));
   EvpPkeyPtr ca_key = new_key();
   X509Ptr ca;
 };
@@ -172,7 +84,7 @@ TEST_CASE("an rfc822Name constraint naming a host permits mailboxes at that host
     const auto v = pki.judge(outside);
     INFO(outside << "\n" << codes(v));
     CHECK_FALSE(v.ok);
-    CHECK(has_code(v, ProblemCode::name_constraint_violation));
+    CHECK(has_code(v.errors, ProblemCode::name_constraint_violation));
   }
 }
 
@@ -185,7 +97,7 @@ TEST_CASE("an rfc822Name constraint with a leading period permits subdomains, no
   const auto host = pki.judge("email:ops@example.test");
   INFO(codes(host));
   CHECK_FALSE(host.ok);
-  CHECK(has_code(host, ProblemCode::name_constraint_violation));
+  CHECK(has_code(host.errors, ProblemCode::name_constraint_violation));
 }
 
 TEST_CASE("an rfc822Name constraint naming a mailbox permits that mailbox only", "[verify]") {
@@ -194,7 +106,7 @@ TEST_CASE("an rfc822Name constraint naming a mailbox permits that mailbox only",
   const auto other = pki.judge("email:dev@example.test");
   INFO(codes(other));
   CHECK_FALSE(other.ok);
-  CHECK(has_code(other, ProblemCode::name_constraint_violation));
+  CHECK(has_code(other.errors, ProblemCode::name_constraint_violation));
 }
 
 TEST_CASE("an excluded rfc822Name subtree refuses its mailboxes, under every profile", "[verify]") {
@@ -205,7 +117,7 @@ TEST_CASE("an excluded rfc822Name subtree refuses its mailboxes, under every pro
     const auto v = pki.judge("email:ops@bad.test", "", "", profile);
     INFO(to_string(profile) << "\n" << codes(v));
     CHECK_FALSE(v.ok);
-    CHECK(has_code(v, ProblemCode::name_constraint_violation));
+    CHECK(has_code(v.errors, ProblemCode::name_constraint_violation));
   }
 }
 
@@ -216,7 +128,7 @@ TEST_CASE("the subject's emailAddress is held to the rfc822Name constraints too"
   const auto v = pki.judge("email:ops@example.test", "ops@other.test");
   INFO(codes(v));
   CHECK_FALSE(v.ok);
-  CHECK(has_code(v, ProblemCode::name_constraint_violation));
+  CHECK(has_code(v.errors, ProblemCode::name_constraint_violation));
 }
 
 TEST_CASE(
@@ -226,8 +138,8 @@ TEST_CASE(
   const auto v = pki.judge("email:ops@example.test", "", "dev@example.test");
   INFO(codes(v));
   CHECK_FALSE(v.ok);
-  CHECK(has_code(v, ProblemCode::email_mismatch));
-  CHECK_FALSE(has_code(v, ProblemCode::name_constraint_violation));
+  CHECK(has_code(v.errors, ProblemCode::email_mismatch));
+  CHECK_FALSE(has_code(v.errors, ProblemCode::name_constraint_violation));
 }
 
 namespace {
@@ -245,17 +157,19 @@ struct ServerCase {
 Verification judge_server(const ServerCase& c, getcert::Profile profile) {
   TempDir dir;
   const EvpPkeyPtr root_key = new_key();
-  const X509Ptr root = make_cert("Rules Root", root_key.get(), nullptr, root_key.get(), true);
+  const X509Ptr root =
+      make_cert(cert_spec("Rules Root", "Rules Root", root_key.get(), root_key.get()));
   const EvpPkeyPtr ca_key = new_key();
-  Extras ca_extras;
-  ca_extras.constraints_critical = c.critical;
-  const X509Ptr ca = make_cert("Rules CA", ca_key.get(), root.get(), root_key.get(), true,
-                               c.constraints, "", "", ca_extras);
+  CertSpec ca_spec = cert_spec("Rules CA", "Rules Root", ca_key.get(), root_key.get());
+  ca_spec.name_constraints = c.constraints;
+  ca_spec.name_constraints_critical = c.critical;
+  const X509Ptr ca = make_cert(ca_spec);
   const EvpPkeyPtr key = new_key();
-  Extras leaf_extras;
-  leaf_extras.eku = "serverAuth";
-  const X509Ptr leaf = make_cert(c.host, key.get(), ca.get(), ca_key.get(), false,
-                                 c.leaf_constraints, c.san, "", leaf_extras);
+  CertSpec leaf_spec = cert_spec(c.host, "Rules CA", key.get(), ca_key.get());
+  leaf_spec.ca = false;
+  leaf_spec.san = c.san;
+  leaf_spec.name_constraints = c.leaf_constraints;
+  const X509Ptr leaf = make_cert(leaf_spec);
   getcert::test::write_file(dir / "root.pem", getcert::to_pem({model(root)}));
   VerifyOptions o;
   o.trust.ca_file = dir / "root.pem";
@@ -278,7 +192,7 @@ TEST_CASE("a non-critical nameConstraints: a webpki warning, an rfc5280 error", 
   const auto strict = judge_server(c, getcert::Profile::rfc5280);
   INFO(codes(strict));
   CHECK_FALSE(strict.ok);
-  CHECK(has_code(strict, ProblemCode::name_constraints_not_critical));
+  CHECK(has_code(strict.errors, ProblemCode::name_constraints_not_critical));
 }
 
 TEST_CASE("nameConstraints in the leaf: refused by webpki, a warning under openssl", "[verify]") {
@@ -286,7 +200,7 @@ TEST_CASE("nameConstraints in the leaf: refused by webpki, a warning under opens
   const auto webpki = judge_server(c, getcert::Profile::webpki);
   INFO(codes(webpki));
   CHECK_FALSE(webpki.ok);
-  CHECK(has_code(webpki, ProblemCode::name_constraints_in_leaf));
+  CHECK(has_code(webpki.errors, ProblemCode::name_constraints_in_leaf));
   const auto openssl = judge_server(c, getcert::Profile::openssl);
   INFO(codes(openssl));
   CHECK(openssl.ok);
@@ -299,7 +213,7 @@ TEST_CASE("a wildcard SAN whose expansion is excluded: excluded_wildcard (CVE-20
   const auto webpki = judge_server(c, getcert::Profile::webpki);
   INFO(codes(webpki));
   CHECK_FALSE(webpki.ok);
-  CHECK(has_code(webpki, ProblemCode::excluded_wildcard));
+  CHECK(has_code(webpki.errors, ProblemCode::excluded_wildcard));
   CHECK(judge_server(c, getcert::Profile::openssl).ok);
   // A wildcard two labels above the exclusion expands to no excluded name.
   const ServerCase deeper{"excluded;DNS:x.bar.good.test", true, "DNS:*.good.test", "foo.good.test",
@@ -314,7 +228,7 @@ TEST_CASE("a dNSName constraint with a leading period is not a DNS name", "[veri
   const auto webpki = judge_server(c, getcert::Profile::webpki);
   INFO(codes(webpki));
   CHECK_FALSE(webpki.ok);
-  CHECK(has_code(webpki, ProblemCode::invalid_name_constraint));
+  CHECK(has_code(webpki.errors, ProblemCode::invalid_name_constraint));
   const auto openssl = judge_server(c, getcert::Profile::openssl);
   CHECK(has_warning(openssl, ProblemCode::invalid_name_constraint));
 }

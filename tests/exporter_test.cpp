@@ -547,22 +547,14 @@ TEST_CASE("a real Prometheus scrapes 27 targets through getcert serve", "[export
       job("getcert-mtls", "mtls", {at(mtls.port())});
   write_file(dir / "prometheus.yml", prometheus_yml);
 
-  std::optional<Process> prometheus;
-  std::uint16_t prom_port = 0;
-  for (int attempt = 0; attempt < 5 && !prometheus; ++attempt) {
-    prom_port = free_port();
-    SpawnOptions options;
-    options.die_with_parent = true;
-    prometheus.emplace(
-        Process::spawn({"prometheus", "--config.file=" + (dir / "prometheus.yml"),
-                        "--storage.tsdb.path=" + (dir / "data"),
-                        "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                       options));
-    if (!wait_for_port("127.0.0.1", prom_port, std::chrono::seconds(30), &*prometheus)) {
-      prometheus.reset();
-    }
-  }
-  REQUIRE(prometheus);
+  const auto prometheus = start_local_server(
+      [&](std::uint16_t port) -> std::vector<std::string> {
+        return {"prometheus", "--config.file=" + (dir / "prometheus.yml"),
+                "--storage.tsdb.path=" + (dir / "data"),
+                "--web.listen-address=127.0.0.1:" + std::to_string(port)};
+      },
+      "prometheus", std::chrono::seconds(30));
+  const std::uint16_t prom_port = prometheus.port;
 
   // Wait until every target was scraped at least once.
   const std::string expired_instance = "localhost:" + std::to_string(fleet.port["expired"]);
@@ -580,8 +572,18 @@ TEST_CASE("a real Prometheus scrapes 27 targets through getcert serve", "[export
     all = r.size() == 1 && r[0]["value"][1] == "27";
     if (!all) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  INFO(prometheus->stderr_text().substr(0, 4000));
+  INFO(prometheus.process.stderr_text().substr(0, 4000));
   REQUIRE(all);
+
+  // The one getcert_probe_success series SELECTOR picks: its reason and its value.
+  auto check_probe = [&](const std::string& selector, const std::string& reason,
+                         const std::string& value) {
+    INFO("getcert_probe_success{" << selector << "}");
+    const auto series = query("getcert_probe_success{" + selector + "}");
+    REQUIRE(series.size() == 1);
+    CHECK(series[0]["metric"]["reason"] == reason);
+    CHECK(series[0]["value"][1] == value);
+  };
 
   // The expired certificate's notAfter is stored, in the past, with its labels.
   auto r = query("getcert_cert_not_after_seconds{job=\"getcert\",instance=\"" + expired_instance +
@@ -589,10 +591,7 @@ TEST_CASE("a real Prometheus scrapes 27 targets through getcert serve", "[export
   REQUIRE(r.size() == 1);
   CHECK(r[0]["metric"]["subject_cn"] == "expired.test");
   CHECK(std::stod(r[0]["value"][1].get<std::string>()) < static_cast<double>(std::time(nullptr)));
-  r = query("getcert_probe_success{job=\"getcert\",instance=\"" + expired_instance + "\"}");
-  REQUIRE(r.size() == 1);
-  CHECK(r[0]["metric"]["reason"] == "expired");
-  CHECK(r[0]["value"][1] == "0");
+  check_probe("job=\"getcert\",instance=\"" + expired_instance + "\"", "expired", "0");
   // Successes: the four valid leaves under two names, minus ipsan as "localhost" (its SAN is
   // the IP only), plus expiring (5 days left: valid), plus the valid file.
   r = query("count(getcert_probe_success{job=\"getcert\"} == 1)");
@@ -616,19 +615,12 @@ TEST_CASE("a real Prometheus scrapes 27 targets through getcert serve", "[export
   CHECK(r[0]["metric"]["reason"] == "expired");
 
   // STARTTLS: the SMTP server's certificate, as stored.
-  r = query("getcert_probe_success{job=\"getcert-smtp\"}");
-  REQUIRE(r.size() == 1);
-  CHECK(r[0]["metric"]["reason"] == "ok");
-  CHECK(r[0]["value"][1] == "1");
+  check_probe("job=\"getcert-smtp\"", "ok", "1");
   r = query("getcert_cert_not_after_seconds{job=\"getcert-smtp\",chain=\"presented\",depth=\"0\"}");
   REQUIRE(r.size() == 1);
   CHECK(r[0]["metric"]["subject_cn"] == "rsa.test");
   // Through the CONNECT proxy: a valid and an expired target, and the proxy saw both requests.
-  r = query("getcert_probe_success{job=\"getcert-http-proxy\",instance=\"" + at(fleet.port["rsa"]) +
-            "\"}");
-  REQUIRE(r.size() == 1);
-  CHECK(r[0]["metric"]["reason"] == "ok");
-  CHECK(r[0]["value"][1] == "1");
+  check_probe("job=\"getcert-http-proxy\",instance=\"" + at(fleet.port["rsa"]) + "\"", "ok", "1");
   r = query("getcert_cert_not_after_seconds{job=\"getcert-http-proxy\",instance=\"" +
             at(fleet.port["expired"]) + "\",chain=\"presented\",depth=\"0\"}");
   REQUIRE(r.size() == 1);
@@ -638,19 +630,13 @@ TEST_CASE("a real Prometheus scrapes 27 targets through getcert serve", "[export
   CHECK_THAT(requests, Catch::Contains("CONNECT " + at(fleet.port["rsa"]) + " HTTP/1.1") &&
                            Catch::Contains("CONNECT " + at(fleet.port["expired"]) + " HTTP/1.1"));
   // Through SOCKS5: Dante relayed the connection.
-  r = query("getcert_probe_success{job=\"getcert-socks5\"}");
-  REQUIRE(r.size() == 1);
-  CHECK(r[0]["metric"]["reason"] == "ok");
-  CHECK(r[0]["value"][1] == "1");
+  check_probe("job=\"getcert-socks5\"", "ok", "1");
   r = query("getcert_cert_not_after_seconds{job=\"getcert-socks5\",chain=\"verified\"}");
   CHECK(r.size() == 3);
   INFO(dante.log());
   CHECK_THAT(dante.log(), Catch::Contains("." + std::to_string(fleet.port["ecdsa"])));
   // mTLS: the server required a client certificate and the module's PEM identity answered.
-  r = query("getcert_probe_success{job=\"getcert-mtls\"}");
-  REQUIRE(r.size() == 1);
-  CHECK(r[0]["metric"]["reason"] == "ok");
-  CHECK(r[0]["value"][1] == "1");
+  check_probe("job=\"getcert-mtls\"", "ok", "1");
   r = query("getcert_client_certificate_requested{job=\"getcert-mtls\"}");
   REQUIRE(r.size() == 1);
   CHECK(r[0]["value"][1] == "1");
@@ -669,21 +655,13 @@ TEST_CASE("getcert serve and blackbox_exporter agree on the facts they share",
                  pki("ca-bundle.pem") +
                  "\n  tls_insecure:\n    prober: tcp\n    timeout: 5s\n    tcp:\n      tls: true\n"
                  "      tls_config:\n        insecure_skip_verify: true\n");
-  std::optional<Process> blackbox;
-  std::uint16_t bb_port = 0;
-  for (int attempt = 0; attempt < 5 && !blackbox; ++attempt) {
-    bb_port = free_port();
-    SpawnOptions options;
-    options.die_with_parent = true;
-    blackbox.emplace(
-        Process::spawn({"prometheus-blackbox-exporter", "--config.file=" + (dir / "blackbox.yml"),
-                        "--web.listen-address=127.0.0.1:" + std::to_string(bb_port)},
-                       options));
-    if (!wait_for_port("127.0.0.1", bb_port, std::chrono::seconds(20), &*blackbox)) {
-      blackbox.reset();
-    }
-  }
-  REQUIRE(blackbox);
+  const auto blackbox = start_local_server(
+      [&](std::uint16_t port) -> std::vector<std::string> {
+        return {"prometheus-blackbox-exporter", "--config.file=" + (dir / "blackbox.yml"),
+                "--web.listen-address=127.0.0.1:" + std::to_string(port)};
+      },
+      "prometheus-blackbox-exporter", std::chrono::seconds(20));
+  const std::uint16_t bb_port = blackbox.port;
 
   for (const auto& [leaf, port] : fleet.port) {
     const std::string target = "localhost:" + std::to_string(port);

@@ -1,18 +1,13 @@
 // Path building: when the first path OpenSSL builds fails, verify_chain tries the others
 // (issuers from the peer, the trust store and AIA) and reports the one it chose and the ones it
 // rejected; hostile sets of certificates (hundreds of same-name issuers, cycles, cross-sign
-// meshes) end with a clear verdict within the work budget. Every certificate is made here, at
-// test time, with OpenSSL's API: P-256 keys, so hundreds of them cost milliseconds.
-
-#include <openssl/evp.h>
-#include <openssl/sha.h>
-#include <openssl/x509v3.h>
+// meshes) end with a clear verdict within the work budget. Every certificate is made at test
+// time (support/cert_builder.hpp): P-256 keys, so hundreds of them cost milliseconds.
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -20,9 +15,11 @@
 #include "getcert/certificate.hpp"
 #include "getcert/verify.hpp"
 #include "internal/owners.hpp"
+#include "support/cert_builder.hpp"
 #include "support/cli_checks.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
+#include "support/verdicts.hpp"
 
 using getcert::Certificate;
 using getcert::ProblemCode;
@@ -30,129 +27,29 @@ using getcert::Verification;
 using getcert::VerifyOptions;
 using getcert::internal::EvpPkeyPtr;
 using getcert::internal::X509Ptr;
+using getcert::test::cert_spec;
+using getcert::test::CertSpec;
+using getcert::test::codes;
+using getcert::test::has_code;
+using getcert::test::kDay;
+using getcert::test::kNow;
+using getcert::test::make_cert;
+using getcert::test::model;
+using getcert::test::new_key;
 using getcert::test::TempDir;
 using Json = nlohmann::json;
 
 namespace {
 
-const std::int64_t kNow = static_cast<std::int64_t>(std::time(nullptr));
-constexpr std::int64_t kDay = 86400;
-
-EvpPkeyPtr new_key() {
-  EvpPkeyPtr key(EVP_EC_gen("P-256"));
-  REQUIRE(key);
-  return key;
-}
-
-// A key identifier the way CAs compute one: the SHA-1 of the key (here of its whole SPKI).
-std::vector<unsigned char> key_id(EVP_PKEY* key) {
-  unsigned char* der = nullptr;
-  const int n = i2d_PUBKEY(key, &der);
-  const getcert::internal::OpensslBytes owned(der);
-  REQUIRE(n > 0);
-  std::vector<unsigned char> id(SHA_DIGEST_LENGTH);
-  SHA1(der, static_cast<std::size_t>(n), id.data());
-  return id;
-}
-
-struct CertSpec {
-  std::string subject;  // CN
-  std::string issuer;   // CN of the issuer
-  EVP_PKEY* key = nullptr;
-  EVP_PKEY* signer = nullptr;
-  bool ca = true;
-  std::int64_t not_before = kNow - kDay;
-  std::int64_t not_after = kNow + 30 * kDay;
-  std::string name_constraints;  // "permitted;DNS:other.test"; empty = none
-  std::string san;               // leaf only: "DNS:host.test"
-};
-
-void add_ext(X509* cert, int nid, const std::string& value) {
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, nullptr, cert, nullptr, nullptr, 0);
-  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str());
-  REQUIRE(ext != nullptr);
-  const int added = X509_add_ext(cert, ext, -1);
-  X509_EXTENSION_free(ext);
-  REQUIRE(added == 1);
-}
-
-void add_key_id(X509* cert, int nid, EVP_PKEY* key) {
-  const auto id = key_id(key);
-  getcert::internal::Asn1OctetStringPtr os(ASN1_OCTET_STRING_new());
-  REQUIRE(ASN1_OCTET_STRING_set(os.get(), id.data(), static_cast<int>(id.size())) == 1);
-  if (nid == NID_subject_key_identifier) {
-    REQUIRE(X509_add1_ext_i2d(cert, nid, os.get(), 0, 0) == 1);
-    return;
-  }
-  getcert::internal::AuthorityKeyIdPtr akid(AUTHORITY_KEYID_new());
-  akid->keyid = os.release();
-  REQUIRE(X509_add1_ext_i2d(cert, nid, akid.get(), 0, 0) == 1);
-}
-
-CertSpec spec(const std::string& subject, const std::string& issuer, EVP_PKEY* key,
-              EVP_PKEY* signer) {
-  CertSpec s;
-  s.subject = subject;
-  s.issuer = issuer;
-  s.key = key;
-  s.signer = signer;
-  return s;
-}
-
-X509Ptr make_cert(const CertSpec& s) {
-  static long serial = 1000;
-  X509Ptr cert(X509_new());
-  REQUIRE(X509_set_version(cert.get(), 2) == 1);
-  ASN1_INTEGER_set(X509_get_serialNumber(cert.get()), ++serial);
-  auto set_cn = [](X509_NAME* name, const std::string& cn) {
-    REQUIRE(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
-                                       reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1,
-                                       0) == 1);
-  };
-  set_cn(X509_get_subject_name(cert.get()), s.subject);
-  set_cn(X509_get_issuer_name(cert.get()), s.issuer);
-  REQUIRE(ASN1_TIME_set(X509_getm_notBefore(cert.get()), static_cast<time_t>(s.not_before)));
-  REQUIRE(ASN1_TIME_set(X509_getm_notAfter(cert.get()), static_cast<time_t>(s.not_after)));
-  REQUIRE(X509_set_pubkey(cert.get(), s.key) == 1);
-  if (s.ca) {
-    add_ext(cert.get(), NID_basic_constraints, "critical,CA:TRUE");
-    add_ext(cert.get(), NID_key_usage, "critical,keyCertSign,cRLSign");
-    add_key_id(cert.get(), NID_subject_key_identifier, s.key);
-  } else {
-    add_ext(cert.get(), NID_basic_constraints, "critical,CA:FALSE");
-    add_ext(cert.get(), NID_key_usage, "critical,digitalSignature");
-    add_ext(cert.get(), NID_ext_key_usage, "serverAuth");
-    add_ext(cert.get(), NID_subject_alt_name, s.san);
-  }
-  if (s.key != s.signer) add_key_id(cert.get(), NID_authority_key_identifier, s.signer);
-  if (!s.name_constraints.empty()) {
-    add_ext(cert.get(), NID_name_constraints, "critical," + s.name_constraints);
-  }
-  REQUIRE(X509_sign(cert.get(), s.signer, EVP_sha256()) > 0);
-  return cert;
-}
-
-Certificate model(const X509Ptr& cert) {
-  unsigned char* der = nullptr;
-  const int n = i2d_X509(cert.get(), &der);
-  const getcert::internal::OpensslBytes owned(der);
-  REQUIRE(n > 0);
-  auto c = getcert::parse_certificate_der(std::vector<std::uint8_t>(der, der + n));
-  REQUIRE(c);
-  return *c;
-}
-
 // A self-signed root and a server leaf for host.test issued under the CN `issuer` by `signer`.
 struct Pki {
   EvpPkeyPtr root_key = new_key();
-  X509Ptr root = make_cert(spec("Path Root", "Path Root", root_key.get(), root_key.get()));
+  X509Ptr root = make_cert(cert_spec("Path Root", "Path Root", root_key.get(), root_key.get()));
   EvpPkeyPtr leaf_key = new_key();
 };
 
 X509Ptr leaf_under(const Pki& pki, const std::string& issuer, EVP_PKEY* signer) {
-  CertSpec s = spec("host.test", issuer, pki.leaf_key.get(), signer);
+  CertSpec s = cert_spec("host.test", issuer, pki.leaf_key.get(), signer);
   s.ca = false;
   s.san = "DNS:host.test";
   return make_cert(s);
@@ -160,10 +57,22 @@ X509Ptr leaf_under(const Pki& pki, const std::string& issuer, EVP_PKEY* signer) 
 
 X509Ptr intermediate(const std::string& subject, EVP_PKEY* key, const std::string& issuer,
                      EVP_PKEY* signer, const std::string& name_constraints = "") {
-  CertSpec s = spec(subject, issuer, key, signer);
+  CertSpec s = cert_spec(subject, issuer, key, signer);
   s.name_constraints = name_constraints;
   return make_cert(s);
 }
+
+// Two copies of the leaf's issuer "Path CA" with the same name, key and issuer: `bad`, a
+// re-issue constrained away from the leaf's name, and `good`.
+struct ReissuedCa {
+  TempDir dir;
+  Pki pki;
+  EvpPkeyPtr int_key = new_key();
+  X509Ptr bad = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get(),
+                             "permitted;DNS:other.test");
+  X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
+  X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+};
 
 std::string write_store(const TempDir& dir, const std::string& file,
                         const std::vector<const X509Ptr*>& certs) {
@@ -199,32 +108,12 @@ Verification verify(const std::vector<const X509Ptr*>& presented, const VerifyOp
   return *v;
 }
 
-bool has_code(const std::vector<getcert::VerifyProblem>& problems, ProblemCode code) {
-  return std::any_of(problems.begin(), problems.end(),
-                     [&](const getcert::VerifyProblem& p) { return p.code == code; });
-}
-
-std::string codes(const Verification& v) {
-  std::string out;
-  for (const auto& e : v.errors) {
-    out += "[" + std::to_string(e.depth) + "] " + std::string(to_string(e.code)) + ": " + e.reason +
-           "\n";
-  }
-  return out;
-}
-
 }  // namespace
 
-TEST_CASE("an intermediate that breaks a name constraint gives way to a good one of the same key",
-          "[verify]") {
-  TempDir dir;
-  Pki pki;
-  const EvpPkeyPtr int_key = new_key();
-  // Same name, same key, same issuer: a re-issue that lost the constraint.
-  const X509Ptr bad = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get(),
-                                   "permitted;DNS:other.test");
-  const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
-  const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+TEST_CASE_METHOD(
+    ReissuedCa,
+    "an intermediate that breaks a name constraint gives way to a good one of the same key",
+    "[verify]") {
   const auto o = options_for(write_store(dir, "root.pem", {&pki.root}));
 
   SECTION("with the good one also sent, the chosen path runs through it") {
@@ -266,7 +155,7 @@ TEST_CASE("an expired copy of the intermediate in the trust store gives way to t
   TempDir dir;
   Pki pki;
   const EvpPkeyPtr int_key = new_key();
-  CertSpec old = spec("Path CA", "Path Root", int_key.get(), pki.root_key.get());
+  CertSpec old = cert_spec("Path CA", "Path Root", int_key.get(), pki.root_key.get());
   old.not_before = kNow - 400 * kDay;
   old.not_after = kNow - 10 * kDay;
   const X509Ptr expired = make_cert(old);
@@ -294,15 +183,9 @@ TEST_CASE("an expired copy of the intermediate in the trust store gives way to t
   }
 }
 
-TEST_CASE("a peer's bad intermediate with a good copy in the trust store: the store's copy",
-          "[verify]") {
-  TempDir dir;
-  Pki pki;
-  const EvpPkeyPtr int_key = new_key();
-  const X509Ptr bad = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get(),
-                                   "permitted;DNS:other.test");
-  const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
-  const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+TEST_CASE_METHOD(ReissuedCa,
+                 "a peer's bad intermediate with a good copy in the trust store: the store's copy",
+                 "[verify]") {
   // OpenSSL looks in the trust store first, so its first path already runs through the good
   // copy: no search is needed, and the peer's copy (same name and key) counts as sent.
   const auto v = verify({&leaf, &bad}, options_for(write_store(dir, "ca.pem", {&pki.root, &good})));
@@ -327,7 +210,7 @@ TEST_CASE("hundreds of intermediates with the leaf's issuer name: the signature 
   // Signed by a key none of them holds: every one is a candidate by name, and only a
   // signature check tells it is not the issuer.
   const EvpPkeyPtr other = new_key();
-  CertSpec s = spec("host.test", "Same Name CA", pki.leaf_key.get(), pki.leaf_key.get());
+  CertSpec s = cert_spec("host.test", "Same Name CA", pki.leaf_key.get(), pki.leaf_key.get());
   s.ca = false;
   s.san = "DNS:host.test";
   s.signer = other.get();
@@ -520,7 +403,7 @@ TEST_CASE("thousands of name constraints over hundreds of SANs: within the budge
     nc += "permitted;DNS:host.test";
     const EvpPkeyPtr ca_key = new_key();
     const X509Ptr ca = intermediate("Wide CA", ca_key.get(), "Path Root", pki.root_key.get(), nc);
-    CertSpec s = spec("host.test", "Wide CA", pki.leaf_key.get(), ca_key.get());
+    CertSpec s = cert_spec("host.test", "Wide CA", pki.leaf_key.get(), ca_key.get());
     s.ca = false;
     s.san = sans;
     const X509Ptr leaf = make_cert(s);
@@ -556,14 +439,8 @@ TEST_CASE("a first path that verifies costs no search", "[verify]") {
   CHECK(v.rejected_paths.empty());
 }
 
-TEST_CASE("getcert show: -o json and -v list the rejected path and why", "[cli]") {
-  TempDir dir;
-  Pki pki;
-  const EvpPkeyPtr int_key = new_key();
-  const X509Ptr bad = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get(),
-                                   "permitted;DNS:other.test");
-  const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
-  const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
+TEST_CASE_METHOD(ReissuedCa, "getcert show: -o json and -v list the rejected path and why",
+                 "[cli]") {
   const std::string root = write_store(dir, "root.pem", {&pki.root});
   const std::string chain = write_store(dir, "chain.pem", {&leaf, &bad, &good});
 

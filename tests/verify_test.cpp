@@ -17,12 +17,15 @@
 #include "support/issued_leaf.hpp"
 #include "support/skip.hpp"
 #include "support/test_pki.hpp"
+#include "support/verdicts.hpp"
 
 using Catch::Matchers::Contains;
 using getcert::Certificate;
 using getcert::Errc;
 using getcert::Verification;
 using getcert::VerifyOptions;
+using getcert::test::codes;
+using getcert::test::has_warning;
 using getcert::test::pki;
 using getcert::test::read_file;
 using getcert::test::verify_trusting_test_root;
@@ -49,14 +52,6 @@ bool has_code(const Verification& v, const std::string& code) {
   return std::any_of(v.errors.begin(), v.errors.end(), [&](const getcert::VerifyProblem& e) {
     return getcert::to_string(e.code) == code;
   });
-}
-
-std::string codes(const Verification& v) {
-  std::string out;
-  for (const auto& e : v.errors)
-    out += "[" + std::to_string(e.depth) + "] " + std::string(getcert::to_string(e.code)) + ": " +
-           e.reason + "\n";
-  return out;
 }
 
 }  // namespace
@@ -364,11 +359,6 @@ Verification verify_certs(const std::vector<Certificate>& chain, const VerifyOpt
   auto v = getcert::verify_chain(chain, options);
   if (!v) FAIL("verify_chain failed: " << v.error().message);
   return *v;
-}
-
-bool has_warning(const Verification& v, ProblemCode code) {
-  return std::any_of(v.warnings.begin(), v.warnings.end(),
-                     [&](const getcert::VerifyNote& w) { return w.code == code; });
 }
 
 LeafSpec spec(const std::string& cn, const std::string& san) {

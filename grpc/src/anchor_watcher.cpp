@@ -1,34 +1,24 @@
 // AnchorWatcher: the trust anchor of a getcert fetch, kept in a private file that getcert's
 // verification reads, and fetched again (bounded) when a handshake's chain no longer reaches it.
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <mutex>
+#include <string_view>
 #include <utility>
 
 #include "getcert/grpc_reloading.hpp"
 #include "getcert/tls_material.hpp"
 #include "internal/try.hpp"
 #include "peer_verifier.hpp"
+#include "private_dir.hpp"
 
 namespace getcert::grpc_tls {
 namespace {
 
 constexpr auto kMinRefetchInterval = std::chrono::milliseconds(1000);
 
-std::string private_parent(const std::string& configured) {
-  if (!configured.empty()) return configured;
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-}
+constexpr std::string_view kPemName = "anchor.pem";
 
 struct Established {
   std::string pem;
@@ -52,8 +42,8 @@ Result<Established> fetch_anchor(const AnchorSource& source) {
 
 struct AnchorWatcher::State {
   AnchorSource source;
-  std::string dir;       // private 0700 directory
-  std::string pem_path;  // dir/anchor.pem
+  detail::PrivateDir dir;  // removed with the state
+  std::string pem_path;    // dir/anchor.pem
 
   std::mutex fetch_mutex;  // one fetch at a time; guards last_fetch and wait
   std::chrono::steady_clock::time_point last_fetch;
@@ -67,36 +57,11 @@ struct AnchorWatcher::State {
   State() = default;
   State(const State&) = delete;
   State& operator=(const State&) = delete;
-  ~State() {
-    std::error_code ignored;
-    if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
-  }
 
   // Temp file + rename: a verification that loads the trust store while it is replaced reads
   // the old anchor or the new one, never a part. The new inode is what tells getcert's trust
   // store cache to load it again.
-  Result<void> write(const std::string& pem) const {
-    std::string tmp = dir + "/.anchor.pem.XXXXXX";
-    const int fd = ::mkstemp(tmp.data());
-    if (fd < 0) {
-      return fail(Errc::io_error, "cannot create a file in " + dir + ": " + std::strerror(errno));
-    }
-    bool ok = ::fchmod(fd, 0600) == 0;
-    std::size_t done = 0;
-    while (ok && done < pem.size()) {
-      const ssize_t wrote = ::write(fd, pem.data() + done, pem.size() - done);
-      if (wrote < 0 && errno == EINTR) continue;
-      ok = wrote > 0;
-      if (ok) done += static_cast<std::size_t>(wrote);
-    }
-    ok = ok && ::fsync(fd) == 0;
-    const int err = errno;
-    ::close(fd);
-    if (ok && ::rename(tmp.c_str(), pem_path.c_str()) == 0) return {};
-    const int rename_err = ok ? errno : err;
-    ::unlink(tmp.c_str());
-    return fail(Errc::io_error, "cannot write " + pem_path + ": " + std::strerror(rename_err));
-  }
+  Result<void> write(const std::string& pem) const { return dir.replace(kPemName, pem); }
 
   // Fetches and, when the anchor is new, writes and adopts it. Called with fetch_mutex held.
   std::optional<ReloadEvent> fetch_once() {
@@ -146,14 +111,10 @@ Result<std::shared_ptr<AnchorWatcher>> AnchorWatcher::establish(AnchorSource sou
   bounds.min_refetch_interval = std::max(bounds.min_refetch_interval, kMinRefetchInterval);
   bounds.max_refetch_interval = std::max(bounds.max_refetch_interval, bounds.min_refetch_interval);
   state->wait = bounds.min_refetch_interval;
-  const std::string parent = private_parent(state->source.work_dir);
-  std::string dir = parent + "/getcert-anchor-XXXXXX";
-  if (::mkdtemp(dir.data()) == nullptr) {
-    return fail(Errc::io_error,
-                "cannot create a private directory in " + parent + ": " + std::strerror(errno));
-  }
-  state->dir = dir;  // mkdtemp made it 0700; removed with the state
-  state->pem_path = dir + "/anchor.pem";
+  auto dir = detail::PrivateDir::create(state->source.work_dir, "getcert-anchor");
+  if (!dir) return tl::unexpected(std::move(dir.error()));
+  state->dir = std::move(*dir);
+  state->pem_path = state->dir.file(kPemName);
   const std::lock_guard<std::mutex> lock(state->fetch_mutex);
   auto first = state->fetch_once();
   if (first && first->outcome == ReloadOutcome::rejected) {

@@ -5,14 +5,12 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -22,6 +20,7 @@
 
 #include "getcert/grpc_reloading.hpp"
 #include "keystore_identity.hpp"
+#include "private_dir.hpp"
 
 namespace getcert::grpc_tls {
 
@@ -43,11 +42,7 @@ constexpr auto kSettlePause = std::chrono::milliseconds(20);
 constexpr int kSettleAttempts = 5;
 constexpr auto kMinPollInterval = std::chrono::milliseconds(50);
 
-std::string private_parent(const std::string& configured) {
-  if (!configured.empty()) return configured;
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-}
+constexpr std::string_view kPemName = "identity.pem";
 
 bool same_secret(const std::optional<Secret>& a, const std::optional<Secret>& b) {
   if (a.has_value() != b.has_value()) return false;
@@ -59,8 +54,8 @@ bool same_secret(const std::optional<Secret>& a, const std::optional<Secret>& b)
 struct IdentityWatcher::State {
   KeystoreSource source;
   WatchOptions options;
-  std::string dir;       // private 0700 directory
-  std::string pem_path;  // dir/identity.pem, what gRPC reads
+  detail::PrivateDir dir;  // removed with the state, after the provider that reads it
+  std::string pem_path;    // dir/identity.pem, what gRPC reads
   std::shared_ptr<::grpc::experimental::CertificateProviderInterface> provider;
 
   mutable std::mutex mutex;  // guards leaf and generation
@@ -83,8 +78,6 @@ struct IdentityWatcher::State {
   ~State() {
     if (inotify_fd >= 0) ::close(inotify_fd);
     if (wake_fd >= 0) ::close(wake_fd);
-    std::error_code ignored;
-    if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
   }
 
   std::string password_file() const { return source.password.file; }
@@ -93,30 +86,9 @@ struct IdentityWatcher::State {
   // and after reading, so each version gets a later second than the one before: a read that
   // straddles a replacement is then always seen and retried by gRPC.
   Result<void> write_for_grpc(const SecureString& pem) {
-    std::string tmp = dir + "/.identity.pem.XXXXXX";
-    const int fd = ::mkstemp(tmp.data());
-    if (fd < 0)
-      return fail(Errc::io_error, "cannot create a file in " + dir + ": " + std::strerror(errno));
-    bool ok = ::fchmod(fd, 0600) == 0;
-    std::size_t done = 0;
-    while (ok && done < pem.size()) {
-      const ssize_t wrote = ::write(fd, pem.data() + done, pem.size() - done);
-      if (wrote < 0 && errno == EINTR) continue;
-      ok = wrote > 0;
-      if (ok) done += static_cast<std::size_t>(wrote);
-    }
-    ok = ok && ::fsync(fd) == 0;
     const auto now = static_cast<std::int64_t>(std::time(nullptr));
     written_mtime = std::max(now, written_mtime + 1);
-    struct timespec times[2] = {{static_cast<time_t>(written_mtime), 0},
-                                {static_cast<time_t>(written_mtime), 0}};
-    ok = ok && ::futimens(fd, times) == 0;
-    const int err = errno;
-    ::close(fd);
-    if (ok && ::rename(tmp.c_str(), pem_path.c_str()) == 0) return {};
-    const int rename_err = ok ? errno : err;
-    ::unlink(tmp.c_str());
-    return fail(Errc::io_error, "cannot write " + pem_path + ": " + std::strerror(rename_err));
+    return dir.replace(kPemName, {pem.data(), pem.size()}, written_mtime);
   }
 
   void publish(detail::LoadedIdentity loaded) {
@@ -229,14 +201,10 @@ Result<std::shared_ptr<IdentityWatcher>> IdentityWatcher::start(KeystoreSource s
   state->options = std::move(options);
   if (state->source.path.empty()) return fail(Errc::invalid_argument, "no key store path given");
 
-  std::string dir = private_parent(state->options.work_dir) + "/getcert-grpc-XXXXXX";
-  if (::mkdtemp(dir.data()) == nullptr) {
-    return fail(Errc::io_error, "cannot create a private directory in " +
-                                    private_parent(state->options.work_dir) + ": " +
-                                    std::strerror(errno));
-  }
-  state->dir = dir;  // mkdtemp made it 0700; removed with the state
-  state->pem_path = dir + "/identity.pem";
+  auto dir = detail::PrivateDir::create(state->options.work_dir, "getcert-grpc");
+  if (!dir) return tl::unexpected(std::move(dir.error()));
+  state->dir = std::move(*dir);
+  state->pem_path = state->dir.file(kPemName);
 
   // The first version: failing here is the caller's error, there is no identity to keep.
   auto event = state->check();

@@ -218,22 +218,28 @@ def verify_java_batch(classes, jobs):
     return out
 
 
+def build_step(what, args, **kw):
+    """Runs the build command ARGS (with subprocess.run's KW); None when it succeeded within two
+    minutes, else why not, in one line: "WHAT timed out" or "WHAT failed: STDERR"."""
+    try:
+        p = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False, **kw)
+    except subprocess.TimeoutExpired:
+        return what + " timed out"
+    if p.returncode != 0:
+        return what + " failed: " + p.stderr.strip()[:300]
+    return None
+
+
 def build_java(work):
     """Compiles JavaVerify into WORK/java; returns (class dir, None) or (None, why not)."""
     if not (shutil.which("javac") and shutil.which("java")):
         return None, "javac is not installed (Debian package openjdk-17-jdk-headless)"
     out = os.path.join(work, "java")
     os.makedirs(out, exist_ok=True)
-    try:
-        # -XDignore.symbol.file and -nowarn: the internal API is used on purpose.
-        p = subprocess.run(["javac", "-nowarn", "-XDignore.symbol.file"] + JAVA_EXPORTS +
-                           ["-d", out, os.path.join(HERE, "javaverify", "JavaVerify.java")],
-                           capture_output=True, text=True, timeout=120, check=False)
-    except subprocess.TimeoutExpired:
-        return None, "javac timed out"
-    if p.returncode != 0:
-        return None, "javac failed: " + p.stderr.strip()[:300]
-    return out, None
+    # -XDignore.symbol.file and -nowarn: the internal API is used on purpose.
+    why = build_step("javac", ["javac", "-nowarn", "-XDignore.symbol.file"] + JAVA_EXPORTS +
+                     ["-d", out, os.path.join(HERE, "javaverify", "JavaVerify.java")])
+    return (None, why) if why else (out, None)
 
 
 def find_pyca():
@@ -340,15 +346,9 @@ def build_go(work):
     env = dict(os.environ, GO111MODULE="off", GOCACHE=os.path.join(out, "cache"),
                GOPATH=os.path.join(out, "path"), GOFLAGS="", GOENV="off", CGO_ENABLED="0")
     binary = os.path.join(out, "goverify")
-    try:
-        p = subprocess.run(["go", "build", "-o", binary, "main.go"],
-                           cwd=os.path.join(HERE, "goverify"), env=env, capture_output=True,
-                           text=True, timeout=120, check=False)
-    except subprocess.TimeoutExpired:
-        return None, "go build timed out"
-    if p.returncode != 0:
-        return None, "go build failed: " + p.stderr.strip()[:300]
-    return binary, None
+    why = build_step("go build", ["go", "build", "-o", binary, "main.go"],
+                     cwd=os.path.join(HERE, "goverify"), env=env)
+    return (None, why) if why else (binary, None)
 
 
 def find_grpc():
@@ -451,18 +451,11 @@ def main():
     tools["gnutls"] = bool(shutil.which("certtool") and shutil.which("faketime"))
     if not tools["gnutls"]:
         skipped["gnutls"] = "certtool (gnutls-bin) or faketime is not installed"
-    tools["go"], why = build_go(args.work)
-    if why:
-        skipped["go"] = why
-    tools["grpc"], why = find_grpc()
-    if why:
-        skipped["grpc"] = why
-    tools["java"], why = build_java(args.work)
-    if why:
-        skipped["java"] = why
-    tools["pyca"], why = find_pyca()
-    if why:
-        skipped["pyca"] = why
+    for name, find in (("go", lambda: build_go(args.work)), ("grpc", find_grpc),
+                       ("java", lambda: build_java(args.work)), ("pyca", find_pyca)):
+        tools[name], why = find()
+        if why:
+            skipped[name] = why
 
     cases = sorted(d for d in os.listdir(corpus) if os.path.isdir(os.path.join(corpus, d)))
     if args.only:

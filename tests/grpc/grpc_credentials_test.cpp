@@ -13,7 +13,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "echo.grpc.pb.h"
+#include "echo_client.hpp"
 #include "echo_service.hpp"
 #include "getcert/certificate.hpp"
 #include "getcert/fetch.hpp"
@@ -30,6 +30,8 @@
 using Catch::Matchers::Contains;
 using getcert::Errc;
 using getcert::FetchOptions;
+using getcert::test::describe;
+using getcert::test::echo;
 using getcert::test::fetch_trusting;
 using getcert::test::pki;
 using getcert::test::read_file;
@@ -75,33 +77,6 @@ getcert::FetchResult fetched(const std::string& target, const FetchOptions& opti
   auto result = getcert::fetch(target, options);
   if (!result) FAIL("fetch " << target << ": " << result.error().message);
   return *result;
-}
-
-struct Call {
-  grpc::Status status;
-  getcert::examples::EchoReply reply;
-};
-
-Call echo(const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& creds,
-          const std::string& message = "hello over TLS") {
-  // A fresh channel argument set per call keeps gRPC from sharing one subchannel (and its
-  // handshake result) between the cases of a test.
-  grpc::ChannelArguments args;
-  args.SetInt("grpc.use_local_subchannel_pool", 1);
-  auto channel = grpc::CreateCustomChannel(target, creds, args);
-  auto stub = getcert::examples::Echo::NewStub(channel);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + 10s);
-  getcert::examples::EchoRequest request;
-  request.set_message(message);
-  Call call;
-  call.status = stub->Echo(&context, request, &call.reply);
-  return call;
-}
-
-std::string describe(const grpc::Status& status) {
-  return "gRPC status " + std::to_string(static_cast<int>(status.error_code())) + ": " +
-         status.error_message();
 }
 
 // The PKCS#12 file a user gets from their CA, made by an independent producer (openssl).
@@ -153,7 +128,7 @@ TEST_CASE("server TLS: credentials from a verified fetch let a gRPC client in", 
   CHECK(options->pem_private_key.empty());
   CHECK(options->pem_cert_chain.empty());
 
-  const auto call = echo(server.target(), grpc::SslCredentials(*options));
+  const auto call = echo(server.target(), grpc::SslCredentials(*options), "hello over TLS");
   INFO(describe(call.status));
   REQUIRE(call.status.ok());
   CHECK(call.reply.message() == "hello over TLS");

@@ -22,7 +22,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "../../grpc/src/keystore_identity.hpp"
-#include "echo.grpc.pb.h"
+#include "echo_client.hpp"
 #include "echo_service.hpp"
 #include "getcert/certificate.hpp"
 #include "getcert/grpc_reloading.hpp"
@@ -39,6 +39,10 @@ using getcert::grpc_tls::ClientCertificates;
 using getcert::grpc_tls::KeystoreSource;
 using getcert::grpc_tls::ReloadEvent;
 using getcert::grpc_tls::ReloadOutcome;
+using getcert::test::Call;
+using getcert::test::describe;
+using getcert::test::echo;
+using getcert::test::fresh_channel;
 using getcert::test::openssl;
 using getcert::test::pki;
 using getcert::test::read_file;
@@ -210,39 +214,11 @@ class RotatingServer {
   int port_ = 0;
 };
 
-struct Call {
-  grpc::Status status;
-  getcert::examples::EchoReply reply;
-};
-
-std::shared_ptr<grpc::Channel> fresh_channel(
-    const std::string& target, const std::shared_ptr<grpc::ChannelCredentials>& creds) {
-  // Its own subchannel pool: a new TCP connection and handshake, never a shared one.
-  grpc::ChannelArguments args;
-  args.SetInt("grpc.use_local_subchannel_pool", 1);
-  return grpc::CreateCustomChannel(target, creds, args);
-}
-
-Call echo(const std::shared_ptr<grpc::Channel>& channel, const std::string& message = "hi") {
-  auto stub = getcert::examples::Echo::NewStub(channel);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + 10s);
-  getcert::examples::EchoRequest request;
-  request.set_message(message);
-  Call call;
-  call.status = stub->Echo(&context, request, &call.reply);
-  return call;
-}
-
-std::string describe(const grpc::Status& status) {
-  return "gRPC status " + std::to_string(static_cast<int>(status.error_code())) + ": " +
-         status.error_message();
-}
-
-getcert::grpc_tls::ReloadingChannelOptions trusting_root() {
+// Channel options that trust the test PKI's root, watching fast (and reporting to `reports`).
+getcert::grpc_tls::ReloadingChannelOptions trusting_root(Reports* reports = nullptr) {
   getcert::grpc_tls::ReloadingChannelOptions options;
   options.peer.verify.trust.ca_file = pki("root.pem");
-  options.watch = fast_watch();
+  options.watch = fast_watch(reports);
   return options;
 }
 
@@ -260,7 +236,7 @@ std::string leaf_seen_by_new_connection(const std::string& target,
   if (!ca_file.empty()) options.peer.verify.trust.ca_file = ca_file;
   auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
   if (!creds) throw std::runtime_error(creds.error().message);
-  const auto call = echo(fresh_channel(target, creds->credentials));
+  const auto call = echo(target, creds->credentials);
   const auto verdict = creds->verdicts->last();
   if (!call.status.ok() || !verdict || verdict->presented.empty()) return "";
   return verdict->presented.front().sha256;
@@ -276,12 +252,111 @@ bool wait_until_new_connections_see(const std::string& target, const std::string
   return false;
 }
 
-// A server identity from the PKI (ecdsa leaf + intermediate) in a .p12 at `path`.
-getcert::grpc_tls::ReloadingServerOptions server_on(const std::string& path) {
+// A server whose identity is the key store at `path`, watched fast (reporting to `reports`).
+getcert::grpc_tls::ReloadingServerOptions server_on(const std::string& path,
+                                                    Reports* reports = nullptr) {
   getcert::grpc_tls::ReloadingServerOptions options;
   options.identity = keystore(path);
-  options.watch = fast_watch();
+  options.watch = fast_watch(reports);
   return options;
+}
+
+// A server that requires client certificates and judges them against the test root.
+getcert::grpc_tls::ReloadingServerOptions mtls_server_on(const std::string& path) {
+  auto options = server_on(path);
+  options.client_certificates = ClientCertificates::require;
+  options.peer.verify.trust.ca_file = pki("root.pem");
+  return options;
+}
+
+// A .p12 of the PKI's leaf LEAF (LEAF.key, LEAF.pem) and the intermediate.
+std::vector<std::uint8_t> pki_leaf_p12(const TempDir& dir, const std::string& leaf = "ecdsa") {
+  return make_p12(dir, pki(leaf + ".key"), pki(leaf + ".pem"), pki("intermediate.pem"));
+}
+
+// Writes that .p12 to dir/FILE and returns its path.
+std::string pki_p12(const TempDir& dir, const std::string& file,
+                    const std::string& leaf = "ecdsa") {
+  std::string path = dir / file;
+  write_file(path, pki_leaf_p12(dir, leaf));
+  return path;
+}
+
+// A call refused by getcert's verifier inside the handshake, with `reason` in its message.
+void check_refused(const Call& call, const std::string& reason) {
+  INFO(describe(call.status));
+  CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
+  CHECK_THAT(call.status.error_message(), Contains(reason));
+}
+
+// The two rotations of a server's key store in `volume` that its clients must not notice, each
+// awaited until the watcher reported it and new connections see the new leaf:
+// 1. the same intermediate, a new key;
+void rotate_to_new_key(const TempDir& dir, SecretVolume& volume, const Reports& reports,
+                       const std::string& target) {
+  const auto new_key = issue(dir, "rotated-key", "rotated key", Kind::server_leaf,
+                             pki("intermediate.pem"), pki("intermediate.key"));
+  volume.publish(make_p12(dir, new_key.key, new_key.pem, pki("intermediate.pem")));
+  REQUIRE(reports.wait_for(1));
+  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
+  CHECK(wait_until_new_connections_see(target, sha256_of_pem_file(new_key.pem)));
+}
+
+// 2. a new intermediate under the same root, and a leaf under it (returned).
+Issued rotate_to_new_intermediate(const TempDir& dir, SecretVolume& volume, const Reports& reports,
+                                  const std::string& target) {
+  const auto new_ca = issue(dir, "intermediate-2", "getcert Test Intermediate CA 2",
+                            Kind::intermediate, pki("root.pem"), pki("root.key"));
+  auto moved =
+      issue(dir, "moved", "moved to a new intermediate", Kind::server_leaf, new_ca.pem, new_ca.key);
+  volume.publish(make_p12(dir, moved.key, moved.pem, new_ca.pem));
+  REQUIRE(reports.wait_for(2));
+  CHECK(reports.events()[1].outcome == ReloadOutcome::loaded);
+  CHECK(wait_until_new_connections_see(target, sha256_of_pem_file(moved.pem)));
+  return moved;
+}
+
+// Channel credentials trusting the test root, with the key store at `p12` as the client's
+// identity (its reloads reported to `reports`).
+getcert::grpc_tls::ReloadingChannelCredentials client_with_identity(const std::string& p12,
+                                                                    Reports* reports = nullptr) {
+  auto options = trusting_root(reports);
+  options.identity = keystore(p12);
+  auto client = getcert::grpc_tls::reloading_channel_credentials(options);
+  REQUIRE(client);
+  return std::move(*client);
+}
+
+// One call to `target` from a client whose identity is the key store at `p12`.
+Call echo_with_identity(const std::string& target, const std::string& p12) {
+  return echo(target, client_with_identity(p12).credentials);
+}
+
+// A client's key store at `p12` replaced by one for a new leaf, CN "rotated client", awaited until
+// the watcher reported it.
+void rotate_client_identity(const TempDir& dir, const std::string& p12, const Reports& reports) {
+  const auto rotated = issue(dir, "rotated-client", "rotated client", Kind::client_leaf,
+                             pki("intermediate.pem"), pki("intermediate.key"));
+  replace_file(p12, make_p12(dir, rotated.key, rotated.pem, pki("intermediate.pem")));
+  REQUIRE(reports.wait_for(1));
+  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
+}
+
+// The client certificate name a server reports to new connections, once it is `cn` (or the
+// last one seen, after 15 s). Every call must succeed.
+std::string wait_until_server_sees_client(const std::string& target,
+                                          const std::shared_ptr<grpc::ChannelCredentials>& creds,
+                                          const std::string& cn) {
+  std::string seen;
+  const auto until = std::chrono::steady_clock::now() + 15s;
+  while (seen != cn && std::chrono::steady_clock::now() < until) {
+    const auto call = echo(target, creds);
+    INFO(describe(call.status));
+    REQUIRE(call.status.ok());
+    seen = call.reply.client_common_name();
+    if (seen != cn) std::this_thread::sleep_for(100ms);
+  }
+  return seen;
 }
 
 }  // namespace
@@ -289,14 +364,12 @@ getcert::grpc_tls::ReloadingServerOptions server_on(const std::string& path) {
 TEST_CASE("reloading credentials: a valid chain connects and the verdict is readable", "[grpc]") {
   REQUIRE_OPENSSL();
   const TempDir dir;
-  write_file(dir / "server.p12",
-             make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
-  const RotatingServer server(server_on(dir / "server.p12"));
+  const RotatingServer server(server_on(pki_p12(dir, "server.p12")));
 
   auto creds = getcert::grpc_tls::reloading_channel_credentials(trusting_root());
   REQUIRE(creds);
   CHECK_FALSE(creds->identity);
-  const auto call = echo(fresh_channel(server.target(), creds->credentials), "valid chain");
+  const auto call = echo(server.target(), creds->credentials, "valid chain");
   INFO(describe(call.status));
   REQUIRE(call.status.ok());
   CHECK(call.reply.message() == "valid chain");
@@ -325,17 +398,13 @@ TEST_CASE("reloading credentials: getcert's rejection is the failed call's reaso
   const TempDir dir;
 
   SECTION("pin mismatch") {
-    write_file(dir / "server.p12",
-               make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
-    const RotatingServer server(server_on(dir / "server.p12"));
+    const RotatingServer server(server_on(pki_p12(dir, "server.p12")));
     auto options = trusting_root();
     options.peer.verify.pins = {"sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="};
     auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
     REQUIRE(creds);
-    const auto call = echo(fresh_channel(server.target(), creds->credentials));
-    INFO(describe(call.status));
-    CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
-    CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: pin_mismatch: "));
+    const auto call = echo(server.target(), creds->credentials);
+    check_refused(call, "getcert: localhost: pin_mismatch: ");
     const auto verdict = creds->verdicts->last();
     REQUIRE(verdict);
     CHECK_FALSE(verdict->accepted);
@@ -350,54 +419,42 @@ TEST_CASE("reloading credentials: getcert's rejection is the failed call's reaso
         getcert::parse_certificates_pem(read_file(pki("intermediate.pem")))->front().spki_sha256};
     auto pinned = getcert::grpc_tls::reloading_channel_credentials(options);
     REQUIRE(pinned);
-    const auto ok = echo(fresh_channel(server.target(), pinned->credentials));
+    const auto ok = echo(server.target(), pinned->credentials);
     INFO(describe(ok.status));
     CHECK(ok.status.ok());
   }
   SECTION("a certificate inside the expiry window") {
-    write_file(dir / "server.p12",
-               make_p12(dir, pki("expiring.key"), pki("expiring.pem"), pki("intermediate.pem")));
-    const RotatingServer server(server_on(dir / "server.p12"));
+    const RotatingServer server(server_on(pki_p12(dir, "server.p12", "expiring")));
     auto options = trusting_root();
     // Without a window the chain is valid...
     auto plain = getcert::grpc_tls::reloading_channel_credentials(options);
     REQUIRE(plain);
-    const auto accepted = echo(fresh_channel(server.target(), plain->credentials));
+    const auto accepted = echo(server.target(), plain->credentials);
     INFO(describe(accepted.status));
     CHECK(accepted.status.ok());
     // ...and inside a 30-day window it is refused, naming the certificate.
     options.peer.expires_within = std::chrono::hours(24 * 30);
     auto windowed = getcert::grpc_tls::reloading_channel_credentials(options);
     REQUIRE(windowed);
-    const auto call = echo(fresh_channel(server.target(), windowed->credentials));
-    INFO(describe(call.status));
-    CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
-    CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: expired: certificate") &&
-                                                Contains("within the expiry window of 30d"));
+    const auto call = echo(server.target(), windowed->credentials);
+    check_refused(call, "getcert: localhost: expired: certificate");
+    CHECK_THAT(call.status.error_message(), Contains("within the expiry window of 30d"));
   }
   SECTION("a name the certificate does not carry") {
-    write_file(dir / "server.p12",
-               make_p12(dir, pki("wronghost.key"), pki("wronghost.pem"), pki("intermediate.pem")));
-    const RotatingServer server(server_on(dir / "server.p12"));
+    const RotatingServer server(server_on(pki_p12(dir, "server.p12", "wronghost")));
     auto creds = getcert::grpc_tls::reloading_channel_credentials(trusting_root());
     REQUIRE(creds);
-    const auto call = echo(fresh_channel(server.target(), creds->credentials));
-    INFO(describe(call.status));
-    CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
-    CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: hostname_mismatch"));
+    const auto call = echo(server.target(), creds->credentials);
+    check_refused(call, "getcert: localhost: hostname_mismatch");
   }
   SECTION("an untrusted root") {
-    write_file(dir / "server.p12",
-               make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
-    const RotatingServer server(server_on(dir / "server.p12"));
+    const RotatingServer server(server_on(pki_p12(dir, "server.p12")));
     auto options = trusting_root();
     options.peer.verify.trust.ca_file = pki("untrusted-root.pem");
     auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
     REQUIRE(creds);
-    const auto call = echo(fresh_channel(server.target(), creds->credentials));
-    INFO(describe(call.status));
-    CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
-    CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: "));
+    const auto call = echo(server.target(), creds->credentials);
+    check_refused(call, "getcert: localhost: ");
     CHECK_FALSE(creds->verdicts->last()->verification.trusted);
   }
 }
@@ -406,23 +463,18 @@ TEST_CASE("reloading credentials: a revoked certificate fails the channel", "[gr
   REQUIRE_OPENSSL();
   const TempDir dir;
   const getcert::test::OcspResponder responder;
-  write_file(dir / "server.p12",
-             make_p12(dir, pki("revoked.key"), pki("revoked.pem"), pki("intermediate.pem")));
-  const RotatingServer server(server_on(dir / "server.p12"));
+  const RotatingServer server(server_on(pki_p12(dir, "server.p12", "revoked")));
   auto options = trusting_root();
   options.peer.verify.check_revocation = true;
   auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
   REQUIRE(creds);
-  const auto call = echo(fresh_channel(server.target(), creds->credentials));
-  INFO(describe(call.status) << "\nresponder: " << responder.log());
-  CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
-  CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: revoked: "));
+  const auto call = echo(server.target(), creds->credentials);
+  INFO("responder: " << responder.log());
+  check_refused(call, "getcert: localhost: revoked: ");
 
   // The good leaf of the same PKI, checked against the same responder, connects.
-  write_file(dir / "good.p12",
-             make_p12(dir, pki("good.key"), pki("good.pem"), pki("intermediate.pem")));
-  const RotatingServer good(server_on(dir / "good.p12"));
-  const auto ok = echo(fresh_channel(good.target(), creds->credentials));
+  const RotatingServer good(server_on(pki_p12(dir, "good.p12", "good")));
+  const auto ok = echo(good.target(), creds->credentials);
   INFO(describe(ok.status));
   CHECK(ok.status.ok());
   REQUIRE(creds->verdicts->last());
@@ -434,11 +486,9 @@ TEST_CASE("a server rotates to a new key, then a new intermediate, while a clien
   REQUIRE_OPENSSL();
   const TempDir dir;
   SecretVolume volume(dir, "tls.p12");
-  volume.publish(make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  volume.publish(pki_leaf_p12(dir));
   Reports reports;
-  auto options = server_on(volume.path());
-  options.watch = fast_watch(&reports);
-  const RotatingServer server(options);
+  const RotatingServer server(server_on(volume.path(), &reports));
 
   // A client that calls all the time, on one long-lived channel and on new ones.
   auto client = getcert::grpc_tls::reloading_channel_credentials(trusting_root());
@@ -463,23 +513,9 @@ TEST_CASE("a server rotates to a new key, then a new intermediate, while a clien
   });
 
   std::this_thread::sleep_for(300ms);
-  // 1. Same intermediate, new key.
-  const auto new_key = issue(dir, "rotated-key", "rotated key", Kind::server_leaf,
-                             pki("intermediate.pem"), pki("intermediate.key"));
-  volume.publish(make_p12(dir, new_key.key, new_key.pem, pki("intermediate.pem")));
-  REQUIRE(reports.wait_for(1));
-  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
-  CHECK(wait_until_new_connections_see(server.target(), sha256_of_pem_file(new_key.pem)));
+  rotate_to_new_key(dir, volume, reports, server.target());
 
-  // 2. A new intermediate under the same root, and a leaf under it.
-  const auto new_ca = issue(dir, "intermediate-2", "getcert Test Intermediate CA 2",
-                            Kind::intermediate, pki("root.pem"), pki("root.key"));
-  const auto moved =
-      issue(dir, "moved", "moved to a new intermediate", Kind::server_leaf, new_ca.pem, new_ca.key);
-  volume.publish(make_p12(dir, moved.key, moved.pem, new_ca.pem));
-  REQUIRE(reports.wait_for(2));
-  CHECK(reports.events()[1].outcome == ReloadOutcome::loaded);
-  CHECK(wait_until_new_connections_see(server.target(), sha256_of_pem_file(moved.pem)));
+  const Issued moved = rotate_to_new_intermediate(dir, volume, reports, server.target());
   std::this_thread::sleep_for(300ms);
   stop = true;
   caller.join();
@@ -501,24 +537,14 @@ TEST_CASE("a server rotates to a new key, then a new intermediate, while a clien
 TEST_CASE("a client rotates its .p12 and the server sees the new client certificate", "[grpc]") {
   REQUIRE_OPENSSL();
   const TempDir dir;
-  write_file(dir / "server.p12",
-             make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
-  auto server_options = server_on(dir / "server.p12");
-  server_options.client_certificates = ClientCertificates::require;
-  server_options.peer.verify.trust.ca_file = pki("root.pem");
-  const RotatingServer server(server_options);
+  const RotatingServer server(mtls_server_on(pki_p12(dir, "server.p12")));
 
-  const std::string p12 = dir / "client.p12";
-  write_file(p12, make_p12(dir, pki("client.key"), pki("client.pem"), pki("intermediate.pem")));
+  const std::string p12 = pki_p12(dir, "client.p12", "client");
   Reports reports;
-  auto options = trusting_root();
-  options.identity = keystore(p12);
-  options.watch = fast_watch(&reports);
-  auto client = getcert::grpc_tls::reloading_channel_credentials(options);
-  REQUIRE(client);
-  REQUIRE(client->identity);
+  const auto client = client_with_identity(p12, &reports);
+  REQUIRE(client.identity);
 
-  const auto first = echo(fresh_channel(server.target(), client->credentials));
+  const auto first = echo(server.target(), client.credentials);
   INFO(describe(first.status));
   REQUIRE(first.status.ok());
   CHECK(first.reply.client_common_name() == "getcert test client");
@@ -528,44 +554,22 @@ TEST_CASE("a client rotates its .p12 and the server sees the new client certific
   CHECK(judged->accepted);
   CHECK(judged->name.empty());  // client certificates are not checked against a name
 
-  const auto rotated = issue(dir, "rotated-client", "rotated client", Kind::client_leaf,
-                             pki("intermediate.pem"), pki("intermediate.key"));
-  replace_file(p12, make_p12(dir, rotated.key, rotated.pem, pki("intermediate.pem")));
-  REQUIRE(reports.wait_for(1));
-  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
-  CHECK(client->identity->generation() == 2);
+  rotate_client_identity(dir, p12, reports);
+  CHECK(client.identity->generation() == 2);
 
-  std::string seen;
-  const auto until = std::chrono::steady_clock::now() + 15s;
-  while (seen != "rotated client" && std::chrono::steady_clock::now() < until) {
-    const auto call = echo(fresh_channel(server.target(), client->credentials));
-    INFO(describe(call.status));
-    REQUIRE(call.status.ok());
-    seen = call.reply.client_common_name();
-    if (seen != "rotated client") std::this_thread::sleep_for(100ms);
-  }
-  CHECK(seen == "rotated client");
+  CHECK(wait_until_server_sees_client(server.target(), client.credentials, "rotated client") ==
+        "rotated client");
   CHECK(server.credentials().verdicts->last()->presented.front().subject_cn == "rotated client");
 }
 
 TEST_CASE("mTLS servers judge client certificates with getcert", "[grpc]") {
   REQUIRE_OPENSSL();
   const TempDir dir;
-  write_file(dir / "server.p12",
-             make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
-  auto server_options = server_on(dir / "server.p12");
-  server_options.client_certificates = ClientCertificates::require;
-  server_options.peer.verify.trust.ca_file = pki("root.pem");
+  auto server_options = mtls_server_on(pki_p12(dir, "server.p12"));
 
   SECTION("a server certificate is no client certificate (purpose client)") {
     const RotatingServer server(server_options);
-    auto options = trusting_root();
-    write_file(dir / "wrong.p12",
-               make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
-    options.identity = keystore(dir / "wrong.p12");
-    auto client = getcert::grpc_tls::reloading_channel_credentials(options);
-    REQUIRE(client);
-    const auto call = echo(fresh_channel(server.target(), client->credentials));
+    const auto call = echo_with_identity(server.target(), pki_p12(dir, "wrong.p12"));
     INFO(describe(call.status));
     CHECK_FALSE(call.status.ok());
     const auto verdict = server.credentials().verdicts->last();
@@ -577,13 +581,7 @@ TEST_CASE("mTLS servers judge client certificates with getcert", "[grpc]") {
   SECTION("pinned client certificates") {
     server_options.peer.verify.pins = {"sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="};
     const RotatingServer server(server_options);
-    auto options = trusting_root();
-    write_file(dir / "client.p12",
-               make_p12(dir, pki("client.key"), pki("client.pem"), pki("intermediate.pem")));
-    options.identity = keystore(dir / "client.p12");
-    auto client = getcert::grpc_tls::reloading_channel_credentials(options);
-    REQUIRE(client);
-    const auto call = echo(fresh_channel(server.target(), client->credentials));
+    const auto call = echo_with_identity(server.target(), pki_p12(dir, "client.p12", "client"));
     INFO(describe(call.status));
     CHECK_FALSE(call.status.ok());
     CHECK_THAT(server.credentials().verdicts->last()->reason, Contains("pin_mismatch"));
@@ -592,7 +590,7 @@ TEST_CASE("mTLS servers judge client certificates with getcert", "[grpc]") {
     const RotatingServer server(server_options);
     auto client = getcert::grpc_tls::reloading_channel_credentials(trusting_root());
     REQUIRE(client);
-    const auto call = echo(fresh_channel(server.target(), client->credentials));
+    const auto call = echo(server.target(), client->credentials);
     INFO(describe(call.status));
     CHECK_FALSE(call.status.ok());
   }
@@ -602,12 +600,10 @@ TEST_CASE("bad rotations keep the old identity and are reported exactly once", "
   REQUIRE_OPENSSL();
   const TempDir dir;
   const std::string path = dir / "server.p12";
-  const auto good = make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem"));
+  const auto good = pki_leaf_p12(dir);
   write_file(path, good);
   Reports reports;
-  auto options = server_on(path);
-  options.watch = fast_watch(&reports);
-  const RotatingServer server(options);
+  const RotatingServer server(server_on(path, &reports));
   const auto& watcher = server.credentials().identity;
   const std::string old_leaf = sha256_of_pem_file(pki("ecdsa.pem"));
   REQUIRE(leaf_seen_by_new_connection(server.target()) == old_leaf);
@@ -679,7 +675,7 @@ TEST_CASE("bad rotations keep the old identity and are reported exactly once", "
 TEST_CASE("key stores in every form load, and a first version that cannot is an error", "[grpc]") {
   REQUIRE_OPENSSL();
   const TempDir dir;
-  const auto p12 = make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem"));
+  const auto p12 = pki_leaf_p12(dir);
   const std::string leaf = sha256_of_pem_file(pki("ecdsa.pem"));
 
   SECTION("PKCS#12, base64 of it, PEM key + chain, base64 of that") {
@@ -811,11 +807,9 @@ TEST_CASE("a server rotates while a python grpcio client keeps calling", "[grpc]
   REQUIRE_GRPCIO(python);
   const TempDir dir;
   SecretVolume volume(dir, "tls.p12");
-  volume.publish(make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  volume.publish(pki_leaf_p12(dir));
   Reports reports;
-  auto options = server_on(volume.path());
-  options.watch = fast_watch(&reports);
-  const RotatingServer server(options);
+  const RotatingServer server(server_on(volume.path(), &reports));
 
   // grpcio verifies against the test root with its own code: a server that sent a wrong or
   // incomplete chain at any moment of the rotation would fail one of its calls.
@@ -830,25 +824,11 @@ TEST_CASE("a server rotates while a python grpcio client keeps calling", "[grpc]
     REQUIRE(python_makes_calls(client, 10));
   }
 
-  // 1. Same intermediate, new key.
-  const auto new_key = issue(dir, "rotated-key", "rotated key", Kind::server_leaf,
-                             pki("intermediate.pem"), pki("intermediate.key"));
-  volume.publish(make_p12(dir, new_key.key, new_key.pem, pki("intermediate.pem")));
-  REQUIRE(reports.wait_for(1));
-  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
-  CHECK(wait_until_new_connections_see(server.target(), sha256_of_pem_file(new_key.pem)));
+  rotate_to_new_key(dir, volume, reports, server.target());
   // Every other call of the client is on a new connection: these see the new key.
   CHECK(python_makes_calls(client, 20));
 
-  // 2. A new intermediate under the same root, and a leaf under it.
-  const auto new_ca = issue(dir, "intermediate-2", "getcert Test Intermediate CA 2",
-                            Kind::intermediate, pki("root.pem"), pki("root.key"));
-  const auto moved =
-      issue(dir, "moved", "moved to a new intermediate", Kind::server_leaf, new_ca.pem, new_ca.key);
-  volume.publish(make_p12(dir, moved.key, moved.pem, new_ca.pem));
-  REQUIRE(reports.wait_for(2));
-  CHECK(reports.events()[1].outcome == ReloadOutcome::loaded);
-  CHECK(wait_until_new_connections_see(server.target(), sha256_of_pem_file(moved.pem)));
+  rotate_to_new_intermediate(dir, volume, reports, server.target());
   CHECK(python_makes_calls(client, 20));
 
   write_file(stop, std::string());
@@ -888,44 +868,27 @@ TEST_CASE("a client rotates its .p12 and a python grpcio mTLS server sees the ne
   }
   const std::string target = "localhost:" + std::to_string(port);
 
-  const std::string p12 = dir / "client.p12";
-  write_file(p12, make_p12(dir, pki("client.key"), pki("client.pem"), pki("intermediate.pem")));
+  const std::string p12 = pki_p12(dir, "client.p12", "client");
   Reports reports;
-  auto options = trusting_root();
-  options.identity = keystore(p12);
-  options.watch = fast_watch(&reports);
-  auto client = getcert::grpc_tls::reloading_channel_credentials(options);
-  REQUIRE(client);
+  const auto client = client_with_identity(p12, &reports);
 
-  const auto first = echo(fresh_channel(target, client->credentials), "before");
+  const auto first = echo(target, client.credentials, "before");
   INFO(describe(first.status));
   REQUIRE(first.status.ok());
   CHECK(first.reply.message() == "before");
   CHECK(first.reply.client_common_name() == "getcert test client");
   // getcert judged grpcio's server certificate.
-  const auto verdict = client->verdicts->last();
+  const auto verdict = client.verdicts->last();
   REQUIRE(verdict);
   CHECK(verdict->accepted);
   CHECK(verdict->presented.front().sha256 == sha256_of_pem_file(pki("ecdsa.pem")));
 
-  const auto long_lived = fresh_channel(target, client->credentials);
+  const auto long_lived = fresh_channel(target, client.credentials);
   REQUIRE(echo(long_lived).status.ok());
-  const auto rotated = issue(dir, "rotated-client", "rotated client", Kind::client_leaf,
-                             pki("intermediate.pem"), pki("intermediate.key"));
-  replace_file(p12, make_p12(dir, rotated.key, rotated.pem, pki("intermediate.pem")));
-  REQUIRE(reports.wait_for(1));
-  CHECK(reports.events()[0].outcome == ReloadOutcome::loaded);
+  rotate_client_identity(dir, p12, reports);
 
-  std::string seen;
-  const auto until = std::chrono::steady_clock::now() + 15s;
-  while (seen != "rotated client" && std::chrono::steady_clock::now() < until) {
-    const auto call = echo(fresh_channel(target, client->credentials));
-    INFO(describe(call.status));
-    REQUIRE(call.status.ok());
-    seen = call.reply.client_common_name();
-    if (seen != "rotated client") std::this_thread::sleep_for(100ms);
-  }
-  CHECK(seen == "rotated client");
+  CHECK(wait_until_server_sees_client(target, client.credentials, "rotated client") ==
+        "rotated client");
   // The connection made before the rotation keeps working with the identity it was made with.
   const auto old = echo(long_lived);
   INFO(describe(old.status));
@@ -1005,12 +968,9 @@ TEST_CASE("roots from a fetch's anchor follow a server that moves to a new CA", 
   // The store the anchor is taken from trusts both roots; the channel trusts only the anchor.
   const std::string trusted = dir / "trusted.pem";
   write_file(trusted, read_file(pki("root.pem")) + read_file(moved.root));
-  const std::string p12 = dir / "server.p12";
-  write_file(p12, make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  const std::string p12 = pki_p12(dir, "server.p12");
   Reports server_reports;
-  auto server_options = server_on(p12);
-  server_options.watch = fast_watch(&server_reports);
-  const RotatingServer server(server_options);
+  const RotatingServer server(server_on(p12, &server_reports));
 
   Reports reports;
   getcert::grpc_tls::ReloadingChannelOptions options;
@@ -1026,7 +986,7 @@ TEST_CASE("roots from a fetch's anchor follow a server that moves to a new CA", 
   REQUIRE(::stat(std::filesystem::path(creds->anchor->pem_path()).parent_path().c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0700);
 
-  const auto before = echo(fresh_channel(server.target(), creds->credentials), "before");
+  const auto before = echo(server.target(), creds->credentials, "before");
   INFO(describe(before.status));
   REQUIRE(before.status.ok());
   CHECK(creds->anchor->fetches() == 1);  // a chain that reaches the anchor fetches nothing
@@ -1050,10 +1010,8 @@ TEST_CASE("roots from a fetch's anchor follow a server that moves to a new CA", 
     REQUIRE(wait_until_new_connections_see(server.target(), sha256_of_pem_file(moved.leaf.pem),
                                            moved.root));
 
-    const auto refused = echo(fresh_channel(server.target(), pinned->credentials));
-    INFO(describe(refused.status));
-    CHECK(refused.status.error_code() == grpc::StatusCode::UNAVAILABLE);
-    CHECK_THAT(refused.status.error_message(), Contains("getcert: localhost: "));
+    const auto refused = echo(server.target(), pinned->credentials);
+    check_refused(refused, "getcert: localhost: ");
     CHECK(pinned->anchor->fetches() == 1);
     CHECK(pinned->anchor->current().sha256 == sha256_of_pem_file(pki("root.pem")));
   }
@@ -1061,7 +1019,7 @@ TEST_CASE("roots from a fetch's anchor follow a server that moves to a new CA", 
   // The first channel's interval has passed: its next handshake re-establishes the anchor
   // through a fetch verified against the store, and the call goes through.
   std::this_thread::sleep_for(1100ms);
-  const auto after = echo(fresh_channel(server.target(), creds->credentials), "after");
+  const auto after = echo(server.target(), creds->credentials, "after");
   INFO(describe(after.status));
   CHECK(after.status.ok());
   CHECK(creds->anchor->generation() == 2);
@@ -1081,7 +1039,7 @@ TEST_CASE("roots from a fetch's anchor follow a server that moves to a new CA", 
 
   // Further handshakes reach the new anchor: no more fetches.
   for (int i = 0; i < 3; ++i) {
-    CHECK(echo(fresh_channel(server.target(), creds->credentials)).status.ok());
+    CHECK(echo(server.target(), creds->credentials).status.ok());
   }
   CHECK(creds->anchor->fetches() == 2);
 }
@@ -1091,12 +1049,9 @@ TEST_CASE("an anchor that cannot be re-established stays, and re-fetches are bou
   REQUIRE_OPENSSL();
   const TempDir dir;
   const OtherCa moved = other_ca(dir);
-  const std::string p12 = dir / "server.p12";
-  write_file(p12, make_p12(dir, pki("ecdsa.key"), pki("ecdsa.pem"), pki("intermediate.pem")));
+  const std::string p12 = pki_p12(dir, "server.p12");
   Reports server_reports;
-  auto server_options = server_on(p12);
-  server_options.watch = fast_watch(&server_reports);
-  const RotatingServer server(server_options);
+  const RotatingServer server(server_on(p12, &server_reports));
 
   // The store the anchor comes from trusts only the test root.
   Reports reports;
@@ -1105,7 +1060,7 @@ TEST_CASE("an anchor that cannot be re-established stays, and re-fetches are bou
   options.anchor->min_refetch_interval = 3s;
   auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
   if (!creds) FAIL(creds.error().message);
-  REQUIRE(echo(fresh_channel(server.target(), creds->credentials)).status.ok());
+  REQUIRE(echo(server.target(), creds->credentials).status.ok());
 
   // The server moves to a root that store does not trust.
   replace_file(p12, make_p12(dir, moved.leaf.key, moved.leaf.pem, moved.intermediate.pem));
@@ -1117,15 +1072,13 @@ TEST_CASE("an anchor that cannot be re-established stays, and re-fetches are bou
   // Several handshakes within one interval: one fetch, one report, every call refused.
   // (The fetch at establish() set the first wait: min_refetch_interval.)
   for (int i = 0; i < 3; ++i) {
-    const auto call = echo(fresh_channel(server.target(), creds->credentials));
-    INFO(describe(call.status));
-    CHECK(call.status.error_code() == grpc::StatusCode::UNAVAILABLE);
-    CHECK_THAT(call.status.error_message(), Contains("getcert: localhost: "));
+    const auto call = echo(server.target(), creds->credentials);
+    check_refused(call, "getcert: localhost: ");
   }
   CHECK(creds->anchor->fetches() == 2);
   // That fetch established nothing: the wait doubled (6 s), so one interval later still none.
   std::this_thread::sleep_for(3100ms);
-  CHECK_FALSE(echo(fresh_channel(server.target(), creds->credentials)).status.ok());
+  CHECK_FALSE(echo(server.target(), creds->credentials).status.ok());
   CHECK(creds->anchor->fetches() == 2);
   CHECK(creds->anchor->generation() == 1);
   CHECK(creds->anchor->current().sha256 == sha256_of_pem_file(pki("root.pem")));

@@ -22,6 +22,9 @@ import struct
 import sys
 import threading
 
+sys.dont_write_bytecode = True  # importing loopback must not leave __pycache__ in the sources
+from loopback import recv_exactly  # noqa: E402 (after the line above)
+
 A, AAAA, CNAME = 1, 28, 5
 IN = 1
 NOERROR, SERVFAIL, NXDOMAIN = 0, 2, 3
@@ -137,22 +140,12 @@ def serve_udp(sock, mode):
             sock.sendto(reply, peer)
 
 
-def read_exactly(conn, n):
-    data = b""
-    while len(data) < n:
-        chunk = conn.recv(n - len(data))
-        if not chunk:
-            raise EOFError
-        data += chunk
-    return data
-
-
 def serve_tcp_client(conn, mode):
     delay = delay_of(mode)
     try:
         while True:
-            (length,) = struct.unpack("!H", read_exactly(conn, 2))
-            reply = reply_to(mode, read_exactly(conn, length))
+            (length,) = struct.unpack("!H", recv_exactly(conn, 2))
+            reply = reply_to(mode, recv_exactly(conn, length))
             if reply is None:
                 continue
             if delay:

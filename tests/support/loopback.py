@@ -1,5 +1,5 @@
 """The listening side shared by the tests' Python servers (connect_proxy.py, starttls_server.py,
-tds_server.py, servers/irc_server.py, servers/nntp_server.py)."""
+tds_server.py, dns_server.py, servers/irc_server.py, servers/nntp_server.py)."""
 import socket
 import ssl
 import sys
@@ -31,6 +31,17 @@ def server_context(chain, key):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(chain, key)
     return ctx
+
+
+def recv_exactly(conn, n):
+    """The next N bytes CONN sends; EOFError when it closes first."""
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return data
 
 
 def lines(conn, chunk_size=512):

@@ -26,7 +26,7 @@ import sys
 import time
 
 sys.dont_write_bytecode = True  # importing loopback must not leave __pycache__ in the sources
-from loopback import connections, server_context  # noqa: E402 (after the line above)
+from loopback import connections, recv_exactly, server_context  # noqa: E402 (after the line above)
 
 PRELOGIN = 0x12
 TABULAR_RESULT = 0x04
@@ -36,16 +36,6 @@ PIECES = [3, 5, 11, 64, 1, 7]
 
 class Broken(Exception):
     pass
-
-
-def recv_exactly(conn, n):
-    data = b""
-    while len(data) < n:
-        chunk = conn.recv(n - len(data))
-        if not chunk:
-            raise EOFError
-        data += chunk
-    return data
 
 
 def drain(conn):
