@@ -1042,7 +1042,9 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
         v.verified_chain.push_back(presented[index]);
         continue;
       }
-      auto c = internal::certificate_from_x509(link);
+      // The rest come from the trust store (or AIA): a store's anchor ends every chain
+      // verified against it, so its model is kept on its handle.
+      auto c = internal::certificate_from_x509_cached(link);
       if (!c) return tl::unexpected(c.error());
       v.verified_chain.push_back(std::move(*c));
     }
