@@ -8,8 +8,6 @@
 
 #include <array>
 #include <ctime>
-#include <memory>
-#include <mutex>
 
 #include "internal/encoding.hpp"
 #include "internal/ossl.hpp"
@@ -241,53 +239,6 @@ Result<Certificate> certificate_from_x509(X509* cert) {
   out.scts = read_scts(cert);
   out.must_staple = read_must_staple(cert);
   return out;
-}
-
-namespace {
-
-// ex_data free hook: the model goes when its certificate does (X509_free of the last
-// reference), so a model can never outlive, or be read through, a recycled handle.
-void free_cached_model(void* /*parent*/, void* model, CRYPTO_EX_DATA* /*ad*/, int /*idx*/,
-                       long /*argl*/, void* /*argp*/) {
-  delete static_cast<Certificate*>(model);
-}
-
-int cached_model_index() {
-  static const int index = X509_get_ex_new_index(0, nullptr, nullptr, nullptr, free_cached_model);
-  return index;
-}
-
-// Guards the index's slot on every handle: a store's certificates are shared by the threads of
-// fetch_many and the exporter. Held only to look up or attach, never while modelling.
-std::mutex& cached_model_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-
-}  // namespace
-
-// A trust anchor ends every chain verified against it, and its model was built anew each time:
-// for a root that includes checking its self-signature (X509_self_signed(cert, 1)), a full
-// signature verification, about 7% of the instructions of a verified fleet handshake. Store
-// certificates do not change, so the model is built once per handle.
-Result<Certificate> certificate_from_x509_cached(X509* cert) {
-  const int index = cached_model_index();
-  if (index < 0) return certificate_from_x509(cert);
-  {
-    const std::lock_guard<std::mutex> lock(cached_model_mutex());
-    if (const auto* model = static_cast<const Certificate*>(X509_get_ex_data(cert, index))) {
-      return *model;
-    }
-  }
-  auto built = certificate_from_x509(cert);
-  if (!built) return built;
-  auto owned = std::make_unique<Certificate>(*built);
-  const std::lock_guard<std::mutex> lock(cached_model_mutex());
-  // Another thread may have attached its (identical) model meanwhile: keep the first.
-  if (X509_get_ex_data(cert, index) == nullptr && X509_set_ex_data(cert, index, owned.get()) == 1) {
-    static_cast<void>(owned.release());
-  }
-  return built;
 }
 
 Result<Certificate> certificate_from_der(const std::vector<std::uint8_t>& der, X509Ptr* handle) {

@@ -13,11 +13,6 @@ namespace getcert::internal {
 
 // Builds the model from a live handle; der is the handle's encoding.
 Result<Certificate> certificate_from_x509(X509* cert);
-// The same model, kept on the handle (in its ex_data) the first time and copied from there
-// afterwards. For certificates that outlive one verification and end many chains: trust
-// anchors and intermediates of a cached trust store. Safe to call from several threads on one
-// handle. The handle must not change afterwards (store certificates do not).
-Result<Certificate> certificate_from_x509_cached(X509* cert);
 // Parses one whole DER certificate into the model, keeping the exact input bytes as its der;
 // when `handle` is given, the decoded X509 is handed out too, so a caller that needs both
 // decodes once (OpenSSL 3.0 sets up its key decoders anew for each certificate). Errors:

@@ -1035,9 +1035,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
         v.verified_chain.push_back(presented[index]);
         continue;
       }
-      // The rest come from the trust store (or AIA): a store's anchor ends every chain
-      // verified against it, so its model is kept on its handle.
-      GETCERT_TRY_ASSIGN(auto c, internal::certificate_from_x509_cached(link));
+      GETCERT_TRY_ASSIGN(auto c, internal::certificate_from_x509(link));
       v.verified_chain.push_back(std::move(c));
     }
     // An intermediate the server did not send, supplied by the local store: never silent.
