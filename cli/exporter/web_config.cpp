@@ -38,8 +38,7 @@ std::string decode_base64(const std::string& text) {
 }  // namespace
 
 Result<WebConfig> load_web_config(const std::string& path) {
-  GETCERT_TRY_ASSIGN(auto loaded, load_yaml_file(path, "web config file"));
-  const YAML::Node root = loaded;  // a handle: copies share the document
+  GETCERT_TRY_ASSIGN(const YAML::Node root, load_yaml_file(path, "web config file"));
   WebConfig web;
   if (root.IsNull()) return web;
   if (!root.IsMap()) return error_at(path, root, "(top level)", "must be a mapping");

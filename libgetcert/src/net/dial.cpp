@@ -119,6 +119,7 @@ Result<std::vector<std::string>> resolve_numeric(const std::string& host, std::u
                                                  const std::optional<DnsServer>& resolver) {
   GETCERT_TRY_ASSIGN(auto addresses, resolve(host, port, deadline, resolver));
   std::vector<std::string> out;
+  out.reserve(addresses.size());
   for (const auto& address : addresses) out.push_back(numeric_text(address));
   return out;
 }
