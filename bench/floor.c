@@ -4,7 +4,9 @@
  * model, no error reporting past one line: whatever getcert costs above this is ours.
  *
  * Usage: floor HOST PORT [CAFILE]     (no CAFILE: the system store, SSL_CERT_FILE/DIR honoured)
- * Exit: 0 verified, 1 anything else.
+ *        floor -f LIST CAFILE         (bench/fleet: every HOST:PORT line of LIST in turn, one
+ *                                      context for all, as a fleet client would share it)
+ * Exit: 0 every target verified, 1 anything else.
  */
 #include <netdb.h>
 #include <openssl/err.h>
@@ -33,9 +35,57 @@ static int dial(const char* host, const char* port) {
   return fd;
 }
 
+/* One target: connect, handshake, verify, print the presented chain. 0 when verified. */
+static int fetch_one(SSL_CTX* ctx, const char* host, const char* port) {
+  int fd = dial(host, port);
+  if (fd < 0) {
+    fprintf(stderr, "floor: cannot connect to %s:%s\n", host, port);
+    return 1;
+  }
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, fd);
+  SSL_set_tlsext_host_name(ssl, host);
+  SSL_set1_host(ssl, host);
+  int rc = 1;
+  if (SSL_connect(ssl) == 1 && SSL_get_verify_result(ssl) == X509_V_OK) {
+    STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl);
+    for (int i = 0; i < sk_X509_num(chain); ++i) {
+      PEM_write_X509(stdout, sk_X509_value(chain, i));
+    }
+    rc = 0;
+  } else {
+    fprintf(stderr, "floor: handshake or verification failed for %s:%s\n", host, port);
+  }
+  SSL_shutdown(ssl);
+  SSL_free(ssl);
+  close(fd);
+  return rc;
+}
+
+/* Every "HOST:PORT" line of `list` ('#' starts a comment line). */
+static int fetch_list(SSL_CTX* ctx, const char* list) {
+  FILE* in = fopen(list, "r");
+  if (in == NULL) {
+    fputs("floor: cannot open the list\n", stderr);
+    return 1;
+  }
+  char line[512];
+  int rc = 0;
+  while (fgets(line, sizeof line, in) != NULL) {
+    line[strcspn(line, "\r\n")] = '\0';
+    char* colon = strrchr(line, ':');
+    if (line[0] == '#' || line[0] == '\0' || colon == NULL) continue;
+    *colon = '\0';
+    rc |= fetch_one(ctx, line, colon + 1);
+  }
+  fclose(in);
+  return rc;
+}
+
 int main(int argc, char** argv) {
+  const int list_mode = argc == 4 && strcmp(argv[1], "-f") == 0;
   if (argc < 3) {
-    fputs("usage: floor HOST PORT [CAFILE]\n", stderr);
+    fputs("usage: floor HOST PORT [CAFILE] | floor -f LIST CAFILE\n", stderr);
     return 1;
   }
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
@@ -46,28 +96,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-  int fd = dial(argv[1], argv[2]);
-  if (fd < 0) {
-    fputs("floor: cannot connect\n", stderr);
-    return 1;
-  }
-  SSL* ssl = SSL_new(ctx);
-  SSL_set_fd(ssl, fd);
-  SSL_set_tlsext_host_name(ssl, argv[1]);
-  SSL_set1_host(ssl, argv[1]);
-  int rc = 1;
-  if (SSL_connect(ssl) == 1 && SSL_get_verify_result(ssl) == X509_V_OK) {
-    STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl);
-    for (int i = 0; i < sk_X509_num(chain); ++i) {
-      PEM_write_X509(stdout, sk_X509_value(chain, i));
-    }
-    rc = 0;
-  } else {
-    fputs("floor: handshake or verification failed\n", stderr);
-  }
-  SSL_shutdown(ssl);
-  SSL_free(ssl);
-  close(fd);
+  int rc = list_mode ? fetch_list(ctx, argv[2]) : fetch_one(ctx, argv[1], argv[2]);
   SSL_CTX_free(ctx);
   return rc;
 }

@@ -142,6 +142,27 @@ TEST_CASE("CA and self-signed flags", "[certificate]") {
   }
 }
 
+// Answers are remembered by fingerprint (a fleet sees the same roots on every fetch): a copy
+// whose signature was damaged is a different certificate and must not inherit the answer, in
+// either order, and asking again must not change it.
+TEST_CASE("self-signed needs a signature that verifies, however often it is asked",
+          "[certificate]") {
+  const Certificate root = load("root");
+  std::vector<std::uint8_t> damaged = root.der;
+  damaged[damaged.size() - 8] ^= 0x01;  // inside the signature value, the last field
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    const auto broken = getcert::parse_certificate_der(damaged);
+    REQUIRE(broken.has_value());
+    CHECK(broken->subject == root.subject);
+    CHECK(broken->issuer == root.issuer);
+    CHECK_FALSE(broken->self_signed);
+    const auto intact = getcert::parse_certificate_der(root.der);
+    REQUIRE(intact.has_value());
+    CHECK(intact->self_signed);
+  }
+}
+
 TEST_CASE("AIA caIssuers URL of intermediate-issued leaves", "[certificate]") {
   CHECK(load("ecdsa").ca_issuers_urls ==
         std::vector<std::string>{"http://127.0.0.1:18080/intermediate.der"});

@@ -8,6 +8,9 @@
 
 #include <array>
 #include <ctime>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include "internal/encoding.hpp"
 #include "internal/ossl.hpp"
@@ -207,6 +210,31 @@ bool read_must_staple(X509* cert) {
   return false;
 }
 
+// Whether a certificate signs itself: for one whose names and key identifiers say it may, that
+// is a signature check, as costly as a fetch's own handshake signature. The answer depends on
+// the certificate's bytes alone, and the same roots come back on every fetch of a fleet (each
+// verified chain ends in one), so answers are kept by SHA-256 fingerprint. The set is bounded
+// and emptied when full: a stream of distinct self-signed certificates cannot grow it.
+bool signs_itself(X509* cert, const std::string& sha256) {
+  if (X509_self_signed(cert, 0) != 1) return false;  // not even likely: no signature to check
+  constexpr std::size_t kMaxRemembered = 1024;
+  static std::mutex mutex;
+  static std::unordered_map<std::string, bool> remembered;
+  if (!sha256.empty()) {
+    const std::lock_guard lock(mutex);
+    if (const auto found = remembered.find(sha256); found != remembered.end()) {
+      return found->second;
+    }
+  }
+  const bool verified = X509_self_signed(cert, 1) == 1;
+  if (!sha256.empty()) {
+    const std::lock_guard lock(mutex);
+    if (remembered.size() >= kMaxRemembered) remembered.clear();
+    remembered.emplace(sha256, verified);
+  }
+  return verified;
+}
+
 }  // namespace
 
 Result<Certificate> certificate_from_x509(X509* cert) {
@@ -231,9 +259,9 @@ Result<Certificate> certificate_from_x509(X509* cert) {
   out.key = read_key(cert);
   out.signature_algorithm = OBJ_nid2ln(X509_get_signature_nid(cert));
   out.is_ca = (X509_get_extension_flags(cert) & EXFLAG_CA) != 0;
-  out.self_signed = X509_self_signed(cert, 1) == 1;
   read_aia(cert, out);
   out.sha256 = digest_hex(cert, EVP_sha256());
+  out.self_signed = signs_itself(cert, out.sha256);
   out.sha1 = digest_hex(cert, EVP_sha1());
   out.spki_sha256 = spki_pin(cert);
   out.scts = read_scts(cert);
