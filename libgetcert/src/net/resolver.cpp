@@ -10,8 +10,10 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "getcert/endpoint.hpp"
 #include "internal/owners.hpp"
@@ -57,7 +59,7 @@ void on_addrinfo(void* arg, int status, int /*timeouts*/, ares_addrinfo* res) {
 // 8 = 15 eighths) inside it, so a lost datagram is retried instead of eating the whole budget;
 // the bounds keep retransmits off a loopback server's back and retries coming on a long budget.
 // Rounded to 50 ms, so that lookups under the same --timeout share one channel (see
-// ChannelCache) though each starts a few microseconds further into its budget.
+// ChannelPool) though each starts a few microseconds further into its budget.
 std::chrono::milliseconds first_try_wait(std::chrono::milliseconds budget) {
   const auto wait = std::clamp<std::chrono::milliseconds>(
       budget / 8, std::chrono::milliseconds(100), std::chrono::milliseconds(2000));
@@ -118,13 +120,16 @@ Result<internal::AresChannelPtr> open_channel(const std::optional<DnsServer>& se
   return channel;
 }
 
-// Setting up a channel is costly: c-ares reads resolv.conf and allocates its query tables (in a
-// loopback fleet, a fifth of getcert's CPU went there). So each thread keeps the channel of its
-// last completed lookup, for the next lookup with the same server and timing. A kept channel
-// holds nothing of the lookup: re-setting its servers once every query has ended closes its
-// sockets. A lookup that missed its deadline still destroys its channel, and its query with it.
-// Kept channels expire, so that a long-running process sees a changed resolv.conf.
-class ChannelCache {
+// Setting up a channel is costly: c-ares reads resolv.conf and allocates its query tables, about
+// a hundred KiB touched page by page (in a loopback fleet, a fifth of getcert's CPU went there
+// when every lookup made one). So the channels of completed lookups are kept, process-wide, for
+// later lookups with the same server and timing: there are then as many channels as lookups
+// ever ran at once, not one per thread (each of a 50-thread fleet's workers used to keep its
+// own, 40% of the run's page faults). A kept channel holds nothing of the lookup: re-setting its
+// servers once every query has ended closes its sockets. A lookup that missed its deadline
+// still destroys its channel, and its query with it. Kept channels expire, so that a
+// long-running process sees a changed resolv.conf, and there are at most kMaxIdle of them.
+class ChannelPool {
  public:
   static std::string key_of(const std::optional<DnsServer>& server,
                             std::chrono::milliseconds budget) {
@@ -132,11 +137,18 @@ class ChannelCache {
            std::to_string(first_try_wait(budget).count());
   }
 
-  // The kept channel when it matches `key` and is fresh; otherwise none (and it is dropped).
+  // A kept channel for `key` that is still fresh, or none.
   internal::AresChannelPtr take(const std::string& key) {
-    internal::AresChannelPtr out = std::move(channel_);
-    if (out && (key != key_ || Clock::now() - kept_at_ > kMaxAge)) out.reset();
-    return out;
+    const std::lock_guard lock(mutex_);
+    const auto now = Clock::now();
+    std::erase_if(idle_, [now](const Idle& idle) { return now - idle.kept_at > kMaxAge; });
+    for (auto it = idle_.rbegin(); it != idle_.rend(); ++it) {  // the most recently kept first
+      if (it->key != key) continue;
+      internal::AresChannelPtr out = std::move(it->channel);
+      idle_.erase(std::next(it).base());
+      return out;
+    }
+    return nullptr;
   }
 
   // Keeps `channel`, whose queries have all ended, after closing its sockets.
@@ -146,19 +158,29 @@ class ChannelCache {
     const internal::AresServersPtr servers(raw);
     // With no query pending, c-ares closes every server socket and opens them again on demand.
     if (ares_set_servers_ports(channel.get(), servers.get()) != ARES_SUCCESS) return;
-    channel_ = std::move(channel);
-    key_ = std::move(key);
-    kept_at_ = Clock::now();
+    const std::lock_guard lock(mutex_);
+    if (idle_.size() >= kMaxIdle) idle_.erase(idle_.begin());  // the oldest goes
+    idle_.push_back({std::move(channel), std::move(key), Clock::now()});
   }
 
  private:
+  struct Idle {
+    internal::AresChannelPtr channel;
+    std::string key;
+    Clock::time_point kept_at;
+  };
   static constexpr std::chrono::seconds kMaxAge{30};
-  internal::AresChannelPtr channel_;
-  std::string key_;
-  Clock::time_point kept_at_{};
+  static constexpr std::size_t kMaxIdle = 64;
+  std::mutex mutex_;
+  std::vector<Idle> idle_;
 };
 
-thread_local ChannelCache channel_cache;
+// Never destroyed: a lookup on a thread the host program did not join may still hand back its
+// channel while the process exits. What it holds stays reachable, so no leak is reported.
+ChannelPool& channel_pool() {
+  static auto* pool = new ChannelPool;
+  return *pool;
+}
 
 // Runs the channel's queries until the callback has run or the deadline passes; false on the
 // deadline. Only poll() waits, on at most ARES_GETSOCK_MAXNUM sockets (no FD_SETSIZE limit).
@@ -322,8 +344,8 @@ Result<std::vector<ResolvedAddress>> resolve_host(const std::string& host, std::
   // Declared before the channel, so it outlives ares_destroy(), which calls back with
   // ARES_EDESTRUCTION for a lookup still running.
   Outcome outcome;
-  std::string key = ChannelCache::key_of(server, budget);
-  internal::AresChannelPtr channel = channel_cache.take(key);
+  std::string key = ChannelPool::key_of(server, budget);
+  internal::AresChannelPtr channel = channel_pool().take(key);
   if (!channel) {
     GETCERT_TRY_ASSIGN(auto opened, open_channel(server, budget));
     channel = std::move(opened);
@@ -338,7 +360,7 @@ Result<std::vector<ResolvedAddress>> resolve_host(const std::string& host, std::
   // Nothing of a lookup outlives this call: a finished channel is kept with its sockets closed;
   // an unfinished one is destroyed, which ends its query and closes its sockets now.
   if (answered) {
-    channel_cache.keep(std::move(channel), std::move(key));
+    channel_pool().keep(std::move(channel), std::move(key));
   } else {
     channel.reset();
   }
