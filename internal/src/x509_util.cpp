@@ -6,8 +6,10 @@
 #include <openssl/ec.h>
 #include <openssl/objects.h>
 
+#include <algorithm>
 #include <array>
 #include <ctime>
+#include <utility>
 
 #include "internal/encoding.hpp"
 #include "internal/ossl.hpp"
@@ -171,6 +173,72 @@ std::string spki_pin(X509* cert) {
   return ok == 1 ? base64(hash.data(), hash_len) : std::string{};
 }
 
+std::string sha256_hex(const unsigned char* data, std::size_t len) {
+  std::array<unsigned char, 32> hash{};
+  unsigned int hash_len = 0;
+  if (EVP_Digest(data, len, hash.data(), &hash_len, EVP_sha256(), nullptr) != 1) return {};
+  return hex_upper(hash.data(), hash_len);
+}
+
+// The bytes of the tbsCertificate in a certificate's DER: the first element of the outer
+// SEQUENCE, as the CA signed it. Null when either header is not definite-length (d2i takes some
+// BER; the caller then has OpenSSL re-encode).
+std::pair<const unsigned char*, std::size_t> tbs_span(const std::vector<std::uint8_t>& der) {
+  const unsigned char* p = der.data();
+  const auto total = static_cast<long>(der.size());
+  long length = 0;
+  int tag = 0;
+  int cls = 0;
+  // V_ASN1_CONSTRUCTED alone: a constructed value of definite length (0x80: error, +1:
+  // indefinite length).
+  if (ASN1_get_object(&p, &length, &tag, &cls, total) != V_ASN1_CONSTRUCTED ||
+      tag != V_ASN1_SEQUENCE) {
+    clear_errors();
+    return {nullptr, 0};
+  }
+  const unsigned char* tbs = p;
+  if (ASN1_get_object(&p, &length, &tag, &cls, total - (p - der.data())) != V_ASN1_CONSTRUCTED ||
+      tag != V_ASN1_SEQUENCE) {
+    clear_errors();
+    return {nullptr, 0};
+  }
+  return {tbs, static_cast<std::size_t>(p - tbs) + static_cast<std::size_t>(length)};
+}
+
+// Certificate::tbs_sha256. Most certificates carry an SCT list; a few, none. Either way the
+// common case costs one SHA-256 over bytes already in hand; only a certificate with CT
+// extensions is copied, stripped and re-encoded (OpenSSL writes DER, so for a DER certificate
+// the re-encoding is the bytes a CA would have signed without those extensions).
+std::string tbs_sha256(X509* cert, const std::vector<std::uint8_t>& der) {
+  const std::array<int, 2> ct_extensions{NID_ct_precert_scts, NID_ct_precert_poison};
+  const bool has_ct = std::any_of(ct_extensions.begin(), ct_extensions.end(),
+                                  [&](int nid) { return X509_get_ext_by_NID(cert, nid, -1) >= 0; });
+  if (!has_ct) {
+    const auto [tbs, len] = tbs_span(der);
+    if (tbs != nullptr) return sha256_hex(tbs, len);
+  }
+  // A copy: the handle may be shared, and a modified one would be re-encoded on every i2d.
+  const X509Ptr copy(X509_dup(cert));
+  if (!copy) {
+    clear_errors();
+    return {};
+  }
+  for (const int nid : ct_extensions) {
+    for (int at = X509_get_ext_by_NID(copy.get(), nid, -1); at >= 0;
+         at = X509_get_ext_by_NID(copy.get(), nid, -1)) {
+      const X509ExtensionPtr removed(X509_delete_ext(copy.get(), at));
+    }
+  }
+  unsigned char* out = nullptr;
+  const int len = i2d_re_X509_tbs(copy.get(), &out);
+  const OpensslBytes owned(out);
+  if (len <= 0) {
+    clear_errors();
+    return {};
+  }
+  return sha256_hex(out, static_cast<std::size_t>(len));
+}
+
 // Embedded SCTs (RFC 6962 3.3). A list OpenSSL cannot decode yields none: the certificate
 // is still worth showing, and nothing here is a verification input.
 std::vector<Sct> read_scts(X509* cert) {
@@ -236,6 +304,7 @@ Result<Certificate> certificate_from_x509(X509* cert) {
   out.sha256 = digest_hex(cert, EVP_sha256());
   out.sha1 = digest_hex(cert, EVP_sha1());
   out.spki_sha256 = spki_pin(cert);
+  out.tbs_sha256 = tbs_sha256(cert, out.der);
   out.scts = read_scts(cert);
   out.must_staple = read_must_staple(cert);
   return out;
