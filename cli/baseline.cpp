@@ -23,6 +23,7 @@ struct Baseline::Entry {
   bool has_certificate = false;  // false: the target failed in that run (an error object)
   std::string sha256;            // leaf DER fingerprint
   std::string spki_sha256;       // leaf key pin
+  std::string tbs_sha256;        // leaf TBS hash; empty in a baseline older than that field
   std::size_t issuer = 0;        // hash of the leaf's issuer DN
   std::size_t names = 0;         // hash of the leaf's subject and SANs (see names_hash)
   std::size_t chain = 0;         // hash of the fingerprints the server sent after its leaf
@@ -92,6 +93,10 @@ std::string read_entry(const Json& j, Baseline::Entry& entry, bool& skip) {
       return std::string("the leaf has no \"") + key + "\" string";
     }
   }
+  // Optional: getcert wrote it only from the release that matches renamed targets by it.
+  const Json* tbs = string_field(leaf, "tbs_sha256");
+  if (tbs == nullptr && leaf.contains("tbs_sha256"))
+    return R"(the leaf's "tbs_sha256" is not a string)";
   const auto sans = leaf.find("sans");
   if (sans == leaf.end() || !sans->is_object()) return R"(the leaf has no "sans" object)";
   std::vector<std::vector<std::string>> names;
@@ -109,6 +114,7 @@ std::string read_entry(const Json& j, Baseline::Entry& entry, bool& skip) {
   entry.has_certificate = true;
   entry.sha256 = leaf.at("sha256").get<std::string>();
   entry.spki_sha256 = leaf.at("spki_sha256").get<std::string>();
+  if (tbs != nullptr) entry.tbs_sha256 = tbs->get<std::string>();
   entry.issuer = std::hash<std::string>{}(leaf.at("issuer").get<std::string>());
   entry.names = names_hash(leaf.at("subject").get<std::string>(), std::move(names));
   entry.chain = chain_hash(rest);
@@ -156,8 +162,15 @@ std::string first_problem(const std::vector<BaselineProblem>& problems) {
   return " (line " + std::to_string(problems.front().line) + ": " + problems.front().reason + ")";
 }
 
-std::string key_of(const std::string& spki, const std::string& sha256) {
-  return spki + ' ' + sha256;
+// The keys of Baseline::by_certificate_. A renamed target is the same key and the same TBS
+// (certspotter's identity of a certificate): re-signed, or with other SCTs, it is still that
+// target. A baseline written before tbs_sha256 existed has only the fingerprint, which is
+// stricter (the very same certificate); the prefixes keep the two kinds of key apart.
+std::string tbs_key(const std::string& spki, const std::string& tbs_sha256) {
+  return "tbs " + spki + ' ' + tbs_sha256;
+}
+std::string fingerprint_key(const std::string& spki, const std::string& sha256) {
+  return "der " + spki + ' ' + sha256;
 }
 
 }  // namespace
@@ -258,8 +271,10 @@ Result<Baseline> Baseline::load(const std::string& path) {
                                             " entries (split the run with --shard)");
     }
     if (entry.has_certificate) {
-      baseline.by_certificate_[key_of(entry.spki_sha256, entry.sha256)].push_back(
-          baseline.entries_.size());
+      const std::string key = entry.tbs_sha256.empty()
+                                  ? fingerprint_key(entry.spki_sha256, entry.sha256)
+                                  : tbs_key(entry.spki_sha256, entry.tbs_sha256);
+      baseline.by_certificate_[key].push_back(baseline.entries_.size());
     }
     baseline.entries_.push_back(std::move(entry));
   }
@@ -289,11 +304,14 @@ Change Baseline::classify(const ManyResult& result) {
     previous->matched = true;
     previous->in_run = true;
   } else if (has_certificate) {
-    // Renamed: the same certificate (leaf key and fingerprint) as an entry whose input is not
-    // in this run and that no other renamed target took.
+    // Renamed: the same leaf key and TBS (or, for an entry of an older baseline, the same
+    // key and fingerprint) as an entry whose input is not in this run and that no other renamed
+    // target took.
     const Certificate& leaf = result.result->presented_chain.front();
-    const auto found = by_certificate_.find(key_of(leaf.spki_sha256, leaf.sha256));
-    if (found != by_certificate_.end()) {
+    for (const std::string& key : {tbs_key(leaf.spki_sha256, leaf.tbs_sha256),
+                                   fingerprint_key(leaf.spki_sha256, leaf.sha256)}) {
+      const auto found = by_certificate_.find(key);
+      if (found == by_certificate_.end()) continue;
       for (const std::size_t i : found->second) {
         Entry& candidate = entries_[i];
         if (candidate.in_run || candidate.matched || candidate.claimed) continue;
@@ -302,6 +320,7 @@ Change Baseline::classify(const ManyResult& result) {
         change.previous_input = candidate.input;
         break;
       }
+      if (previous != nullptr) break;
     }
   }
   if (previous == nullptr) {
@@ -332,6 +351,9 @@ Change Baseline::classify(const ManyResult& result) {
   } else if (chain_hash(rest) != previous->chain) {
     change.kind = ChangeKind::chain_changed;
   } else if (leaf.sha256 != previous->sha256) {
+    // Also the same TBS with another signature or other SCTs: the key, names, issuer and
+    // validity are the same, but not the certificate, and anything that pinned or stored its
+    // fingerprint sees a new one, so it is no `unchanged` (previous_sha256 shows the old one).
     change.kind = ChangeKind::renewed;
   } else {
     change.kind = ChangeKind::unchanged;

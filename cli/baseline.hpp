@@ -89,7 +89,8 @@ class Baseline {
 
   std::vector<Entry> entries_;
   std::unordered_map<std::string, std::size_t> by_input_;
-  // Leaf SPKI pin + leaf fingerprint -> entries serving that certificate, in baseline order.
+  // Leaf SPKI pin + leaf TBS hash (leaf fingerprint for entries of a baseline older than
+  // tbs_sha256) -> entries serving that certificate, in baseline order.
   std::unordered_map<std::string, std::vector<std::size_t>> by_certificate_;
   std::vector<BaselineProblem> problems_;
   std::unique_ptr<std::mutex> mutex_;

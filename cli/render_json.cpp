@@ -52,6 +52,7 @@ Json certificate_json(const Certificate& cert, std::int64_t now) {
   j["sha256"] = cert.sha256;
   j["sha1"] = cert.sha1;
   j["spki_sha256"] = cert.spki_sha256;
+  j["tbs_sha256"] = cert.tbs_sha256;
   Json scts = Json::array();
   for (const auto& sct : cert.scts) {
     scts.push_back({{"version", sct.version},

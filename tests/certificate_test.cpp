@@ -4,11 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "getcert/certificate.hpp"
+#include "support/cert_builder.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
 #include "support/issued_leaf.hpp"
@@ -298,5 +300,96 @@ TEST_CASE("embedded SCTs and must-staple, with openssl as the oracle", "[certifi
     const auto plain = load(name);
     CHECK(plain.scts.empty());
     CHECK_FALSE(plain.must_staple);
+  }
+}
+
+TEST_CASE("tbs_sha256 is the TBS as the CA signed it, without its CT extensions", "[certificate]") {
+  using getcert::test::make_cert;
+  using getcert::test::model;
+  using getcert::test::resign;
+  using getcert::test::with_extension;
+  const auto ca_key = getcert::test::new_key();
+  const auto leaf_key = getcert::test::new_key();
+  auto spec = getcert::test::cert_spec("tbs-sha256.test", "getcert TBS test CA", leaf_key.get(),
+                                       ca_key.get());
+  spec.ca = false;
+  spec.san = "DNS:tbs-sha256.test";
+  const auto plain = make_cert(spec);
+  const Certificate c = model(plain);
+
+  // The oracle: openssl cuts the tbsCertificate out of the DER (the element at offset 4, after
+  // the outer SEQUENCE's 4-byte header) and hashes it.
+  const auto openssl_tbs_sha256 = [](const Certificate& cert) {
+    REQUIRE(cert.der.size() > 255);
+    REQUIRE(cert.der[1] == 0x82);
+    const getcert::test::TempDir tmp;
+    getcert::test::write_file(tmp / "cert.pem", cert.pem());
+    openssl({"asn1parse", "-in", tmp / "cert.pem", "-strparse", "4", "-noout", "-out",
+             tmp / "tbs.der"});
+    std::string hex = openssl({"dgst", "-sha256", "-r", tmp / "tbs.der"}).substr(0, 64);
+    std::transform(hex.begin(), hex.end(), hex.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+    return hex;
+  };
+  CHECK(c.tbs_sha256 == openssl_tbs_sha256(c));
+  CHECK(c.tbs_sha256.size() == 64);
+  CHECK(c.tbs_sha256 != c.sha256);
+
+  getcert::test::TestSct sct;
+  sct.log_id.fill(0x42);
+  sct.timestamp_ms = 1767225600000;
+  const auto sct_list = getcert::test::sct_list_der({sct});
+  const std::string kSctList = "1.3.6.1.4.1.11129.2.4.2";
+  const std::string kPoison = "1.3.6.1.4.1.11129.2.4.3";
+  const std::vector<std::uint8_t> kNull{0x05, 0x00};
+
+  SECTION("the same TBS: signed again, with an SCT list, as a precertificate") {
+    const auto with_scts =
+        model(with_extension(plain, kSctList, sct_list, false, -1, ca_key.get()));
+    REQUIRE(with_scts.scts.size() == 1);  // the list is read: it is there
+    const auto precert = with_extension(plain, kPoison, kNull, true, 0, ca_key.get());
+    const struct {
+      const char* what;
+      Certificate cert;
+    } same[] = {
+        {"signed again (ECDSA: another signature)", model(resign(plain, ca_key.get()))},
+        {"with an SCT list, last", with_scts},
+        {"a precertificate: the poison first", model(precert)},
+        {"the poison and an SCT list",
+         model(with_extension(precert, kSctList, sct_list, false, 2, ca_key.get()))},
+        {"two SCT lists",
+         model(with_extension(with_extension(plain, kSctList, sct_list, false, 1, ca_key.get()),
+                              kSctList, sct_list, false, -1, ca_key.get()))},
+    };
+    for (const auto& s : same) {
+      INFO(s.what);
+      CHECK(s.cert.sha256 != c.sha256);
+      CHECK(s.cert.spki_sha256 == c.spki_sha256);
+      CHECK(s.cert.tbs_sha256 == c.tbs_sha256);
+    }
+  }
+
+  SECTION("another TBS: any other extension, another certificate for the same name") {
+    const auto other_ext =
+        model(with_extension(plain, "1.3.6.1.4.1.11129.2.4.99", kNull, false, -1, ca_key.get()));
+    CHECK(other_ext.tbs_sha256 == openssl_tbs_sha256(other_ext));
+    CHECK(other_ext.tbs_sha256 != c.tbs_sha256);
+    const auto other_key = getcert::test::new_key();
+    auto rekeyed = spec;
+    rekeyed.key = other_key.get();
+    CHECK(model(make_cert(rekeyed)).tbs_sha256 != c.tbs_sha256);
+  }
+
+  SECTION("a certificate whose only extension is the poison: as if it had none") {
+    const auto bare = getcert::test::without_extensions(plain, ca_key.get());
+    const Certificate bare_model = model(bare);
+    // No empty extensions field ([3] { SEQUENCE {} }) either: RFC 5280 allows none.
+    const std::vector<std::uint8_t> empty_extensions{0xA3, 0x02, 0x30, 0x00};
+    CHECK(std::search(bare_model.der.begin(), bare_model.der.end(), empty_extensions.begin(),
+                      empty_extensions.end()) == bare_model.der.end());
+    CHECK(bare_model.tbs_sha256 == openssl_tbs_sha256(bare_model));
+    CHECK(bare_model.tbs_sha256 != c.tbs_sha256);
+    CHECK(model(with_extension(bare, kPoison, kNull, true, -1, ca_key.get())).tbs_sha256 ==
+          bare_model.tbs_sha256);
   }
 }

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/cert_builder.hpp"
 #include "support/cli_checks.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
@@ -268,6 +269,103 @@ TEST_CASE("a baseline run names every change class, gone, new and renamed target
     CHECK(again.size() == second_targets.size());
     for (const auto& t : second_targets) CHECK(again.at(t).at("change") == "unchanged");
     CHECK_THAT(next.err, !Contains("not used"));
+  }
+}
+
+TEST_CASE("a renamed target is found by its key and TBS, in an older baseline by its fingerprint",
+          "[cli][fleet]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  if (!have_nginx()) GETCERT_SKIP("nginx is not installed");
+  const TempDir dir;
+  const Issuer ca(dir);
+  // Slot 0 serves R; slot 1 serves S; slot 2 serves S signed again by the same CA: the same
+  // TBS (serial, dates, key, extensions) under another ECDSA signature.
+  const std::string r_key = ca.key("r");
+  const std::string r = ca.leaf("r", r_key, "r.test", "DNS:r.test", "intermediate", 400);
+  const std::string s_key = ca.key("s");
+  const std::string s = ca.leaf("s", s_key, "s.test", "DNS:s.test", "intermediate", 401);
+  const std::string s_again = dir / "s-again.pem";
+  write_file(
+      s_again,
+      model(resign(read_certificate(s), read_private_key(pki("intermediate.key")).get())).pem());
+  serve(dir, 0, r, r_key, {"intermediate.pem"});
+  serve(dir, 1, s, s_key, {"intermediate.pem"});
+  serve(dir, 2, s_again, s_key, {"intermediate.pem"});
+  NginxOptions options;
+  for (std::size_t slot = 0; slot <= 2; ++slot) {
+    options.vhosts.push_back({"",
+                              ServedChain{dir / ("slot" + std::to_string(slot) + ".pem"),
+                                          dir / ("slot" + std::to_string(slot) + ".key")},
+                              slot});
+  }
+  const TlsServer nginx = start_nginx(options);
+  const auto port = [&](int slot) { return nginx.port(static_cast<std::size_t>(slot)); };
+
+  write_file(dir / "first.txt", local(port(0)) + "\n" + local(port(1)) + "\n");
+  const auto first =
+      run_getcert({"-f", dir / "first.txt", "--ca-file", pki("ca-bundle.pem"), "-o", "json"});
+  INFO(explain(first));
+  REQUIRE(first.exit_code == kExitOk);
+  const auto before = by_input(first.out);
+  REQUIRE(before.size() == 2);
+
+  // This run lists both by other names; the second serves the certificate signed again.
+  const std::string r_renamed = "127.0.0.1:" + std::to_string(port(0));
+  const std::string s_renamed = "127.0.0.1:" + std::to_string(port(2));
+  write_file(dir / "second.txt", r_renamed + "\n" + s_renamed + "\n");
+  const auto compare = [&](const std::string& baseline) {
+    return run_getcert({"-f", dir / "second.txt", "--ca-file", pki("ca-bundle.pem"), "--baseline",
+                        baseline, "-o", "json"});
+  };
+  const auto leaf = [](const Json& j, const char* field) {
+    return j.at("presented_chain").at(0).at(field).get<std::string>();
+  };
+
+  SECTION("a baseline with tbs_sha256: both found, the one signed again is renewed") {
+    write_file(dir / "baseline.jsonl", first.out);
+    const auto second = compare(dir / "baseline.jsonl");
+    INFO(explain(second));
+    const auto after = by_input(second.out);
+    REQUIRE(after.size() == 2);  // nothing gone
+    CHECK(after.at(r_renamed).at("change") == "unchanged");
+    CHECK(after.at(r_renamed).at("previous_input") == local(port(0)));
+    const Json& was = before.at(local(port(1)));
+    const Json& now = after.at(s_renamed);
+    CHECK(now.at("previous_input") == local(port(1)));
+    CHECK(now.at("change") == "renewed");
+    CHECK(now.at("previous_sha256") == leaf(was, "sha256"));
+    CHECK(leaf(now, "sha256") != leaf(was, "sha256"));
+    CHECK(leaf(now, "tbs_sha256") == leaf(was, "tbs_sha256"));
+    CHECK(leaf(now, "serial") == leaf(was, "serial"));
+    CHECK_THAT(second.err, Contains("1 renewed, 1 unchanged"));
+    CHECK_THAT(second.err, !Contains("gone"));
+  }
+
+  SECTION("a baseline without tbs_sha256 (an older getcert): only the same certificate") {
+    std::string old_baseline;
+    for (const auto& line : lines_of(first.out)) {
+      Json j = parse_json(line);
+      for (const char* chain : {"presented_chain", "verified_chain"}) {
+        for (auto& cert : j.at(chain)) REQUIRE(cert.erase("tbs_sha256") == 1);
+      }
+      old_baseline += j.dump() + "\n";
+    }
+    // And one whose tbs_sha256 is not a string: reported, not used.
+    Json odd = before.at(local(port(0)));
+    odd["input"] = "odd.example:443";
+    odd["presented_chain"][0]["tbs_sha256"] = 5;
+    old_baseline += odd.dump() + "\n";
+    write_file(dir / "old.jsonl", old_baseline);
+    const auto second = compare(dir / "old.jsonl");
+    INFO(explain(second));
+    const auto after = by_input(second.out);
+    REQUIRE(after.size() == 3);
+    CHECK(after.at(r_renamed).at("change") == "unchanged");
+    CHECK(after.at(r_renamed).at("previous_input") == local(port(0)));
+    CHECK(after.at(s_renamed).at("change") == "new");
+    CHECK_FALSE(after.at(s_renamed).contains("previous_input"));
+    CHECK(after.at(local(port(1))).at("change") == "gone");
+    CHECK_THAT(second.err, Contains("line 3: the leaf's \"tbs_sha256\" is not a string"));
   }
 }
 

@@ -247,9 +247,9 @@ TEST_CASE("JSON output has the getcert/v1 keys, false booleans included", "[cli]
   for (std::size_t i = 0; i < 2; ++i) {
     INFO("presented_chain[" << i << "]");
     const Json& c = j.at("presented_chain").at(i);
-    for (const char* key :
-         {"subject", "issuer", "serial", "not_before", "not_after", "days_left", "sans", "key",
-          "signature_algorithm", "is_ca", "self_signed", "sha256", "sha1", "spki_sha256", "pem"}) {
+    for (const char* key : {"subject", "issuer", "serial", "not_before", "not_after", "days_left",
+                            "sans", "key", "signature_algorithm", "is_ca", "self_signed", "sha256",
+                            "sha1", "spki_sha256", "tbs_sha256", "pem"}) {
       INFO("key: " << key);
       CHECK(c.contains(key));
     }
@@ -267,6 +267,7 @@ TEST_CASE("JSON output has the getcert/v1 keys, false booleans included", "[cli]
   CHECK(leaf.at("is_ca") == false);
   CHECK(leaf.at("sha256") == model->front().sha256);
   CHECK(leaf.at("spki_sha256") == model->front().spki_sha256);
+  CHECK(leaf.at("tbs_sha256") == model->front().tbs_sha256);
   CHECK(leaf.at("sans").at("dns") == Json::array({"localhost", "ecdsa.test"}));
   CHECK(leaf.at("sans").at("ip") == Json::array({"127.0.0.1", "::1"}));
   CHECK(leaf.at("key").at("type") == "EC");

@@ -6,11 +6,13 @@
 #include <openssl/ec.h>
 #include <openssl/objects.h>
 
+#include <algorithm>
 #include <array>
 #include <ctime>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "internal/encoding.hpp"
 #include "internal/ossl.hpp"
@@ -174,6 +176,181 @@ std::string spki_pin(X509* cert) {
   return ok == 1 ? base64(hash.data(), hash_len) : std::string{};
 }
 
+std::string sha256_hex(const unsigned char* data, std::size_t len) {
+  std::array<unsigned char, 32> hash{};
+  unsigned int hash_len = 0;
+  if (EVP_Digest(data, len, hash.data(), &hash_len, EVP_sha256(), nullptr) != 1) return {};
+  return hex_upper(hash.data(), hash_len);
+}
+
+// The bytes of the tbsCertificate in a certificate's DER: the first element of the outer
+// SEQUENCE, as the CA signed it. Null when either header is not definite-length (d2i takes some
+// BER; the caller then has OpenSSL re-encode).
+std::pair<const unsigned char*, std::size_t> tbs_span(const std::vector<std::uint8_t>& der) {
+  const unsigned char* p = der.data();
+  const auto total = static_cast<long>(der.size());
+  long length = 0;
+  int tag = 0;
+  int cls = 0;
+  // V_ASN1_CONSTRUCTED alone: a constructed value of definite length (0x80: error, +1:
+  // indefinite length).
+  if (ASN1_get_object(&p, &length, &tag, &cls, total) != V_ASN1_CONSTRUCTED ||
+      tag != V_ASN1_SEQUENCE) {
+    clear_errors();
+    return {nullptr, 0};
+  }
+  const unsigned char* tbs = p;
+  if (ASN1_get_object(&p, &length, &tag, &cls, total - (p - der.data())) != V_ASN1_CONSTRUCTED ||
+      tag != V_ASN1_SEQUENCE) {
+    clear_errors();
+    return {nullptr, 0};
+  }
+  return {tbs, static_cast<std::size_t>(p - tbs) + static_cast<std::size_t>(length)};
+}
+
+// One DER TLV inside [from, to): where its value starts, where it ends, and its tag. False on
+// anything but a definite length that fits.
+struct Tlv {
+  const unsigned char* value = nullptr;
+  const unsigned char* end = nullptr;
+  int tag = 0;
+  int cls = 0;
+};
+bool read_tlv(const unsigned char* from, const unsigned char* to, Tlv& out) {
+  const unsigned char* p = from;
+  long length = 0;
+  const int got = ASN1_get_object(&p, &length, &out.tag, &out.cls, to - from);
+  if ((got & 0x80) != 0 || (got & 1) != 0) {
+    clear_errors();
+    return false;
+  }
+  out.value = p;
+  out.end = p + length;
+  return true;
+}
+
+// A DER tag and length header for `length` bytes of content.
+std::vector<unsigned char> der_header(unsigned char tag, std::size_t length) {
+  std::vector<unsigned char> out{tag};
+  if (length < 0x80) {
+    out.push_back(static_cast<unsigned char>(length));
+    return out;
+  }
+  std::vector<unsigned char> bytes;
+  for (std::size_t n = length; n != 0; n >>= 8U) {
+    bytes.insert(bytes.begin(), static_cast<unsigned char>(n & 0xFFU));
+  }
+  out.push_back(static_cast<unsigned char>(0x80U | bytes.size()));
+  out.insert(out.end(), bytes.begin(), bytes.end());
+  return out;
+}
+
+// The SHA-256 of a TBS without its CT extensions, written as DER from the received bytes (no
+// re-parse: an X509_dup decodes the public key again, about 0.1 ms per certificate, and nearly
+// every publicly trusted leaf carries an SCT list). Empty when the TBS does not have the shape
+// this walk expects (the caller then has OpenSSL re-encode a copy).
+std::string tbs_sha256_without_ct(const unsigned char* tbs, std::size_t tbs_len) {
+  // The OIDs as DER TLVs: 1.3.6.1.4.1.11129.2.4.2 (SCT list) and .3 (poison).
+  static constexpr std::array<unsigned char, 12> kSctList{0x06, 0x0A, 0x2B, 0x06, 0x01, 0x04,
+                                                          0x01, 0xD6, 0x79, 0x02, 0x04, 0x02};
+  std::array<unsigned char, 12> poison = kSctList;
+  poison.back() = 0x03;
+  Tlv whole;
+  if (!read_tlv(tbs, tbs + tbs_len, whole) || whole.end != tbs + tbs_len) return {};
+  // The extensions are [3] EXPLICIT SEQUENCE OF Extension, the last field of a v3 TBS.
+  Tlv field;
+  const unsigned char* at = whole.value;
+  const unsigned char* extensions = nullptr;  // the [3] field's first byte
+  while (at < whole.end) {
+    if (!read_tlv(at, whole.end, field)) return {};
+    if (field.cls == V_ASN1_CONTEXT_SPECIFIC && field.tag == 3) {
+      extensions = at;
+      break;
+    }
+    at = field.end;
+  }
+  if (extensions == nullptr || field.end != whole.end) return {};
+  Tlv list;
+  if (!read_tlv(field.value, field.end, list) || list.tag != V_ASN1_SEQUENCE ||
+      list.end != field.end) {
+    return {};
+  }
+  std::vector<std::pair<const unsigned char*, std::size_t>> kept;
+  std::size_t kept_len = 0;
+  for (const unsigned char* e = list.value; e < list.end;) {
+    Tlv ext;
+    Tlv oid;
+    if (!read_tlv(e, list.end, ext) || !read_tlv(ext.value, ext.end, oid)) return {};
+    const auto oid_len = static_cast<std::size_t>(oid.end - ext.value);
+    const bool ct =
+        oid_len == kSctList.size() && (std::equal(kSctList.begin(), kSctList.end(), ext.value) ||
+                                       std::equal(poison.begin(), poison.end(), ext.value));
+    if (!ct) {
+      kept.emplace_back(e, static_cast<std::size_t>(ext.end - e));
+      kept_len += kept.back().second;
+    }
+    e = ext.end;
+  }
+  // Without any extension left, the field goes (RFC 5280 allows no empty one).
+  std::vector<unsigned char> list_header;
+  std::vector<unsigned char> field_header;
+  if (kept_len > 0) {
+    list_header = der_header(0x30, kept_len);
+    field_header = der_header(0xA3, list_header.size() + kept_len);
+  }
+  const auto before_len = static_cast<std::size_t>(extensions - whole.value);
+  const auto header =
+      der_header(0x30, before_len + field_header.size() + list_header.size() + kept_len);
+  const EvpMdCtxPtr ctx(EVP_MD_CTX_new());
+  bool ok = ctx && EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) == 1 &&
+            EVP_DigestUpdate(ctx.get(), header.data(), header.size()) == 1 &&
+            EVP_DigestUpdate(ctx.get(), whole.value, before_len) == 1 &&
+            EVP_DigestUpdate(ctx.get(), field_header.data(), field_header.size()) == 1 &&
+            EVP_DigestUpdate(ctx.get(), list_header.data(), list_header.size()) == 1;
+  for (const auto& [data, len] : kept) ok = ok && EVP_DigestUpdate(ctx.get(), data, len) == 1;
+  std::array<unsigned char, 32> hash{};
+  unsigned int hash_len = 0;
+  if (!ok || EVP_DigestFinal_ex(ctx.get(), hash.data(), &hash_len) != 1) {
+    clear_errors();
+    return {};
+  }
+  return hex_upper(hash.data(), hash_len);
+}
+
+// Certificate::tbs_sha256. Without CT extensions (CA certificates, private PKIs): one SHA-256
+// over the TBS bytes as received. With them (publicly trusted leaves): the same bytes without
+// those extensions, re-framed as DER. Only a TBS that is not plain DER (d2i takes some BER) has
+// OpenSSL copy, strip and re-encode it.
+std::string tbs_sha256(X509* cert, const std::vector<std::uint8_t>& der) {
+  const std::array<int, 2> ct_extensions{NID_ct_precert_scts, NID_ct_precert_poison};
+  const bool has_ct = std::any_of(ct_extensions.begin(), ct_extensions.end(),
+                                  [&](int nid) { return X509_get_ext_by_NID(cert, nid, -1) >= 0; });
+  if (const auto [tbs, len] = tbs_span(der); tbs != nullptr) {
+    if (!has_ct) return sha256_hex(tbs, len);
+    if (std::string hash = tbs_sha256_without_ct(tbs, len); !hash.empty()) return hash;
+  }
+  // A copy: the handle may be shared, and a modified one would be re-encoded on every i2d.
+  const X509Ptr copy(X509_dup(cert));
+  if (!copy) {
+    clear_errors();
+    return {};
+  }
+  for (const int nid : ct_extensions) {
+    for (int at = X509_get_ext_by_NID(copy.get(), nid, -1); at >= 0;
+         at = X509_get_ext_by_NID(copy.get(), nid, -1)) {
+      const X509ExtensionPtr removed(X509_delete_ext(copy.get(), at));
+    }
+  }
+  unsigned char* out = nullptr;
+  const int len = i2d_re_X509_tbs(copy.get(), &out);
+  const OpensslBytes owned(out);
+  if (len <= 0) {
+    clear_errors();
+    return {};
+  }
+  return sha256_hex(out, static_cast<std::size_t>(len));
+}
+
 // Embedded SCTs (RFC 6962 3.3). A list OpenSSL cannot decode yields none: the certificate
 // is still worth showing, and nothing here is a verification input.
 std::vector<Sct> read_scts(X509* cert) {
@@ -264,6 +441,7 @@ Result<Certificate> certificate_from_x509(X509* cert) {
   out.self_signed = signs_itself(cert, out.sha256);
   out.sha1 = digest_hex(cert, EVP_sha1());
   out.spki_sha256 = spki_pin(cert);
+  out.tbs_sha256 = tbs_sha256(cert, out.der);
   out.scts = read_scts(cert);
   out.must_staple = read_must_staple(cert);
   return out;

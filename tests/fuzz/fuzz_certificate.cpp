@@ -1,6 +1,7 @@
 // Fuzz target: reading certificates from a file as `getcert show` does (PEM, DER, PKCS#7 in DER
 // or PEM), then every field of the model that renderings print. Invariants: each certificate's
-// DER parses again to the same certificate, and the PEM of what was read reads back whole.
+// DER parses again to the same certificate (tbs_sha256 included), and the PEM of what was read
+// reads back whole.
 
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +53,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     require(
         again->sha256 == c.sha256 && again->subject == c.subject && again->not_after == c.not_after,
         "a certificate's DER parses to the same certificate");
+    // tbs_sha256 walks the received DER to strip CT extensions: it always yields a hash.
+    require(c.tbs_sha256.size() == 64 && again->tbs_sha256 == c.tbs_sha256,
+            "tbs_sha256 is a SHA-256 and the same on a second parse");
   }
   const auto back = getcert::parse_certificates_pem(getcert::to_pem(*certs));
   require(back.has_value() && back->size() == certs->size(), "to_pem reads back whole");

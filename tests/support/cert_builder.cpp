@@ -1,9 +1,12 @@
 #include "support/cert_builder.hpp"
 
+#include <openssl/pem.h>
 #include <openssl/sha.h>
 #include <openssl/x509v3.h>
 
 #include <catch2/catch.hpp>
+
+#include "support/files.hpp"
 
 namespace getcert::test {
 namespace {
@@ -110,6 +113,59 @@ Certificate model(const X509Ptr& cert) {
   auto c = parse_certificate_der(std::vector<std::uint8_t>(der, der + n));
   REQUIRE(c);
   return *c;
+}
+
+X509Ptr resign(const X509Ptr& cert, EVP_PKEY* signer) {
+  X509Ptr copy(X509_dup(cert.get()));
+  REQUIRE(copy);
+  REQUIRE(X509_sign(copy.get(), signer, EVP_sha256()) > 0);
+  return copy;
+}
+
+X509Ptr with_extension(const X509Ptr& cert, const std::string& oid,
+                       const std::vector<std::uint8_t>& value, bool critical, int position,
+                       EVP_PKEY* signer) {
+  X509Ptr copy(X509_dup(cert.get()));
+  REQUIRE(copy);
+  const internal::Asn1ObjectPtr object(OBJ_txt2obj(oid.c_str(), 1));
+  REQUIRE(object);
+  internal::Asn1OctetStringPtr data(ASN1_OCTET_STRING_new());
+  REQUIRE(ASN1_OCTET_STRING_set(data.get(), value.data(), static_cast<int>(value.size())) == 1);
+  const internal::X509ExtensionPtr ext(
+      X509_EXTENSION_create_by_OBJ(nullptr, object.get(), critical ? 1 : 0, data.get()));
+  REQUIRE(ext);
+  REQUIRE(X509_add_ext(copy.get(), ext.get(), position) == 1);
+  REQUIRE(X509_sign(copy.get(), signer, EVP_sha256()) > 0);
+  return copy;
+}
+
+X509Ptr without_extensions(const X509Ptr& cert, EVP_PKEY* signer) {
+  X509Ptr copy(X509_dup(cert.get()));
+  REQUIRE(copy);
+  while (X509_get_ext_count(copy.get()) > 0) {
+    const internal::X509ExtensionPtr removed(X509_delete_ext(copy.get(), 0));
+    REQUIRE(removed);
+  }
+  REQUIRE(X509_sign(copy.get(), signer, EVP_sha256()) > 0);
+  return copy;
+}
+
+X509Ptr read_certificate(const std::string& path) {
+  const std::string pem = read_file(path);
+  const internal::BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  REQUIRE(bio);
+  X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+  REQUIRE(cert);
+  return cert;
+}
+
+internal::EvpPkeyPtr read_private_key(const std::string& path) {
+  const std::string pem = read_file(path);
+  const internal::BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  REQUIRE(bio);
+  internal::EvpPkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+  REQUIRE(key);
+  return key;
 }
 
 }  // namespace getcert::test

@@ -48,4 +48,21 @@ internal::X509Ptr make_cert(const CertSpec& spec);
 // getcert's model of it (through DER, as a peer would send it).
 Certificate model(const internal::X509Ptr& cert);
 
+// `cert` signed again by `signer` (SHA-256): the same tbsCertificate under a new signature,
+// which for an ECDSA signer differs each time, as when a CA signs the same TBS twice.
+internal::X509Ptr resign(const internal::X509Ptr& cert, EVP_PKEY* signer);
+
+// `cert` with one more extension, `oid` (dotted) with the DER `value`, inserted at `position`
+// among the extensions (-1: last), then signed by `signer`; the rest of its TBS is unchanged.
+internal::X509Ptr with_extension(const internal::X509Ptr& cert, const std::string& oid,
+                                 const std::vector<std::uint8_t>& value, bool critical,
+                                 int position, EVP_PKEY* signer);
+
+// `cert` without any extension (a v3 certificate with none), signed by `signer`.
+internal::X509Ptr without_extensions(const internal::X509Ptr& cert, EVP_PKEY* signer);
+
+// The first certificate of a PEM file, and the private key of a PEM key file.
+internal::X509Ptr read_certificate(const std::string& path);
+internal::EvpPkeyPtr read_private_key(const std::string& path);
+
 }  // namespace getcert::test

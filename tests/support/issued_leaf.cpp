@@ -47,7 +47,7 @@ ServedChain issue_must_staple_leaf(const TempDir& dir, const std::string& stem,
   return issue_leaf(dir, stem, spec);
 }
 
-std::string sct_list_extension(const std::vector<TestSct>& scts) {
+std::vector<std::uint8_t> sct_list_der(const std::vector<TestSct>& scts) {
   auto put16 = [](std::vector<std::uint8_t>& out, std::size_t n) {
     out.push_back(static_cast<std::uint8_t>(n >> 8U));
     out.push_back(static_cast<std::uint8_t>(n & 0xFFU));
@@ -74,6 +74,11 @@ std::string sct_list_extension(const std::vector<TestSct>& scts) {
   // The extension's value is an OCTET STRING holding the TLS-encoded list (short form length).
   std::vector<std::uint8_t> der{0x04, static_cast<std::uint8_t>(tls.size())};
   der.insert(der.end(), tls.begin(), tls.end());
+  return der;
+}
+
+std::string sct_list_extension(const std::vector<TestSct>& scts) {
+  const auto der = sct_list_der(scts);
   std::string text = "1.3.6.1.4.1.11129.2.4.2 = DER:";
   static constexpr char kHex[] = "0123456789ABCDEF";
   for (std::size_t i = 0; i < der.size(); ++i) {

@@ -40,6 +40,10 @@ struct TestSct {
   std::uint64_t timestamp_ms = 0;
 };
 
+// The DER value of a precertificate SCT list extension (1.3.6.1.4.1.11129.2.4.2) embedding
+// `scts`: an OCTET STRING holding their TLS encoding.
+std::vector<std::uint8_t> sct_list_der(const std::vector<TestSct>& scts);
+
 // The extension line for LeafSpec::extra_extensions that embeds `scts` as a precertificate
 // SCT list: "1.3.6.1.4.1.11129.2.4.2 = DER:04:..".
 std::string sct_list_extension(const std::vector<TestSct>& scts);

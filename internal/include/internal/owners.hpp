@@ -61,6 +61,7 @@ GETCERT_OWNER(X509StoreCtxPtr, X509_STORE_CTX, X509_STORE_CTX_free);
 GETCERT_OWNER(X509StackPtr, STACK_OF(X509), free_x509_stack);
 // A stack that borrows its certificates (they are owned elsewhere).
 GETCERT_OWNER(X509RefStackPtr, STACK_OF(X509), free_x509_stack_only);
+GETCERT_OWNER(X509ExtensionPtr, X509_EXTENSION, X509_EXTENSION_free);
 GETCERT_OWNER(X509CrlPtr, X509_CRL, X509_CRL_free);
 GETCERT_OWNER(X509CrlStackPtr, STACK_OF(X509_CRL), free_crl_stack);
 GETCERT_OWNER(X509AlgorPtr, X509_ALGOR, X509_ALGOR_free);

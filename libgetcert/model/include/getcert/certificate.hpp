@@ -53,7 +53,14 @@ struct Certificate {
   std::string sha256;                        // hex fingerprint of the DER, uppercase, no separators
   std::string sha1;
   std::string spki_sha256;  // base64 SHA-256 of the SubjectPublicKeyInfo (HPKP-style pin)
-  std::vector<Sct> scts;    // embedded SCTs (precertificate SCT list extension)
+  // Uppercase hex SHA-256 of the DER tbsCertificate without its Certificate Transparency
+  // extensions (the SCT list 1.3.6.1.4.1.11129.2.4.2 and the precertificate poison
+  // 1.3.6.1.4.1.11129.2.4.3): what a CA signed, whatever the signature and the SCTs. The same
+  // TBS signed twice, or a precertificate and its certificate, share it (when the CA signs the
+  // precertificate itself: one signed by a Precertificate Signing Certificate names another
+  // issuer). certspotter keys certificates by it.
+  std::string tbs_sha256;
+  std::vector<Sct> scts;  // embedded SCTs (precertificate SCT list extension)
   // TLS Feature extension with status_request: clients must insist on a stapled OCSP response.
   bool must_staple = false;
 
