@@ -11,15 +11,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "global_options.hpp"
 #include "terminal.hpp"
 
 namespace getcert::cli {
-
-// Options shared by every subcommand.
-struct GlobalOptions {
-  int verbosity = 0;  // -v: show low-level detail (OpenSSL errors) under each error
-  bool quiet = false;
-};
 
 // Restricts an enum option to named choices, with a readable error
 // ("--output: nope not in {der,json,pem,text}").

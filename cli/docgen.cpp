@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include <CLI/CLI.hpp>
+
 namespace getcert::cli {
 namespace {
 

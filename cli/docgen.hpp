@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "cli11_fwd.hpp"
 
 namespace getcert::cli {
 

@@ -21,6 +21,8 @@
 #include <sstream>
 #include <thread>
 
+#include <CLI/CLI.hpp>
+
 #include "exit_codes.hpp"
 #include "getcert/text.hpp"
 #include "internal/owners.hpp"

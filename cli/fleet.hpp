@@ -13,11 +13,12 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "cli11_fwd.hpp"
 
 #include "baseline.hpp"
-#include "command.hpp"
 #include "getcert/fetch_many.hpp"
+#include "global_options.hpp"
+#include "terminal.hpp"
 
 namespace getcert::cli {
 

@@ -1,5 +1,7 @@
 #include "p12_input.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include "getcert/text.hpp"
 #include "internal/try.hpp"
 

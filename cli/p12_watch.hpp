@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "command.hpp"
+#include "global_options.hpp"
+#include "terminal.hpp"
 
 namespace getcert::cli {
 

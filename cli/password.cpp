@@ -11,6 +11,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <CLI/CLI.hpp>
+
 #include "internal/owners.hpp"
 #include "report.hpp"
 

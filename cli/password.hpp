@@ -6,11 +6,12 @@
 #include <optional>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "cli11_fwd.hpp"
 
-#include "command.hpp"
 #include "getcert/error.hpp"
 #include "getcert/pkcs12.hpp"
+#include "global_options.hpp"
+#include "terminal.hpp"
 
 namespace getcert::cli {
 

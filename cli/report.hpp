@@ -9,8 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "command.hpp"
 #include "getcert/error.hpp"
+#include "global_options.hpp"
+#include "terminal.hpp"
 
 namespace getcert::cli {
 

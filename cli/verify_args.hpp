@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "cli11_fwd.hpp"
 
 #include "getcert/verify.hpp"
 #include "terminal.hpp"
