@@ -82,8 +82,24 @@ std::map<std::string, Json> by_input(const std::string& out) {
   return objects;
 }
 
-std::string leaf_sha256(const Json& j) {
-  return j.at("presented_chain").at(0).at("sha256").get<std::string>();
+// A field of the leaf a result's server presented ("sha256", "tbs_sha256", "serial").
+std::string leaf_field(const Json& j, const char* field) {
+  return j.at("presented_chain").at(0).at(field).get<std::string>();
+}
+
+std::string leaf_sha256(const Json& j) { return leaf_field(j, "sha256"); }
+
+// nginx virtual hosts for slots 0..count-1, each serving the slotN.pem and slotN.key serve()
+// wrote into `dir`.
+std::vector<NginxVhost> slot_vhosts(const TempDir& dir, std::size_t count) {
+  std::vector<NginxVhost> vhosts;
+  for (std::size_t slot = 0; slot < count; ++slot) {
+    vhosts.push_back({"",
+                      ServedChain{dir / ("slot" + std::to_string(slot) + ".pem"),
+                                  dir / ("slot" + std::to_string(slot) + ".key")},
+                      slot});
+  }
+  return vhosts;
 }
 
 }  // namespace
@@ -114,12 +130,7 @@ TEST_CASE("a baseline run names every change class, gone, new and renamed target
   }
   NginxOptions options;
   options.reloadable = true;
-  for (std::size_t slot = 0; slot <= 8; ++slot) {
-    options.vhosts.push_back({"",
-                              ServedChain{dir / ("slot" + std::to_string(slot) + ".pem"),
-                                          dir / ("slot" + std::to_string(slot) + ".key")},
-                              slot});
-  }
+  options.vhosts = slot_vhosts(dir, 9);
   const TlsServer nginx = start_nginx(options);
   const auto port = [&](int slot) { return nginx.port(static_cast<std::size_t>(slot)); };
 
@@ -292,12 +303,7 @@ TEST_CASE("a renamed target is found by its key and TBS, in an older baseline by
   serve(dir, 1, s, s_key, {"intermediate.pem"});
   serve(dir, 2, s_again, s_key, {"intermediate.pem"});
   NginxOptions options;
-  for (std::size_t slot = 0; slot <= 2; ++slot) {
-    options.vhosts.push_back({"",
-                              ServedChain{dir / ("slot" + std::to_string(slot) + ".pem"),
-                                          dir / ("slot" + std::to_string(slot) + ".key")},
-                              slot});
-  }
+  options.vhosts = slot_vhosts(dir, 3);
   const TlsServer nginx = start_nginx(options);
   const auto port = [&](int slot) { return nginx.port(static_cast<std::size_t>(slot)); };
 
@@ -317,9 +323,6 @@ TEST_CASE("a renamed target is found by its key and TBS, in an older baseline by
     return run_getcert({"-f", dir / "second.txt", "--ca-file", pki("ca-bundle.pem"), "--baseline",
                         baseline, "-o", "json"});
   };
-  const auto leaf = [](const Json& j, const char* field) {
-    return j.at("presented_chain").at(0).at(field).get<std::string>();
-  };
 
   SECTION("a baseline with tbs_sha256: both found, the one signed again is renewed") {
     write_file(dir / "baseline.jsonl", first.out);
@@ -333,10 +336,10 @@ TEST_CASE("a renamed target is found by its key and TBS, in an older baseline by
     const Json& now = after.at(s_renamed);
     CHECK(now.at("previous_input") == local(port(1)));
     CHECK(now.at("change") == "renewed");
-    CHECK(now.at("previous_sha256") == leaf(was, "sha256"));
-    CHECK(leaf(now, "sha256") != leaf(was, "sha256"));
-    CHECK(leaf(now, "tbs_sha256") == leaf(was, "tbs_sha256"));
-    CHECK(leaf(now, "serial") == leaf(was, "serial"));
+    CHECK(now.at("previous_sha256") == leaf_field(was, "sha256"));
+    CHECK(leaf_field(now, "sha256") != leaf_field(was, "sha256"));
+    CHECK(leaf_field(now, "tbs_sha256") == leaf_field(was, "tbs_sha256"));
+    CHECK(leaf_field(now, "serial") == leaf_field(was, "serial"));
     CHECK_THAT(second.err, Contains("1 renewed, 1 unchanged"));
     CHECK_THAT(second.err, !Contains("gone"));
   }
