@@ -18,7 +18,7 @@ namespace getcert::test {
 
 HostilePeer::HostilePeer(Behavior behavior) : behavior_(behavior), listener_("HostilePeer", 0) {
   listener_.start([this](int fd) {
-    ++connections_;
+    note_accepted();
     handle(fd);
   });
 }
@@ -32,12 +32,24 @@ HostilePeer::HostilePeer(Script script, std::uint16_t port)
     }
   }
   listener_.start([this](int fd) {
-    ++connections_;
+    note_accepted();
     handle(fd);
   });
 }
 
 HostilePeer::~HostilePeer() { listener_.stop(); }
+
+void HostilePeer::note_accepted() {
+  const auto now = std::chrono::steady_clock::now();
+  ++connections_;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!first_accepted_) first_accepted_ = now;
+}
+
+std::optional<std::chrono::steady_clock::time_point> HostilePeer::first_accepted() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return first_accepted_;
+}
 
 int HostilePeer::connections_settled() { return listener_.connections_settled(); }
 

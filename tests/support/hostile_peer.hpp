@@ -55,6 +55,9 @@ class HostilePeer {
   std::uint16_t port() const noexcept { return listener_.port(); }
   // Connections accepted so far.
   int connections() const noexcept { return connections_.load(); }
+  // When the first connection was accepted (nullopt before): a client's deadline is already
+  // running then, so "gave up within the limit" can be measured from here.
+  std::optional<std::chrono::steady_clock::time_point> first_accepted() const;
   // Connections made before now (not counting its own probes): makes a probe connection and
   // waits until it is accepted, so everything that connected earlier has been counted.
   int connections_settled();
@@ -62,6 +65,7 @@ class HostilePeer {
   std::vector<std::string> client_hellos() const;
 
  private:
+  void note_accepted();
   void handle(int fd);
   // Plays the script; false when the connection was handed to listener_.hold() (stays open).
   bool play(int fd);
@@ -77,6 +81,7 @@ class HostilePeer {
   std::atomic<int> connections_{0};
   mutable std::mutex mutex_;
   std::vector<std::string> hellos_;
+  std::optional<std::chrono::steady_clock::time_point> first_accepted_;
   LoopbackListener listener_;  // last: stopped before the state its thread uses goes away
 };
 

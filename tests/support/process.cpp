@@ -218,7 +218,8 @@ RunResult run(const std::vector<std::string>& argv, std::chrono::milliseconds li
   Process p = Process::spawn(argv, options);
   RunResult r;
   const auto code = p.wait_for(limit);
-  r.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  r.ended = Clock::now();
+  r.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(r.ended - start);
   if (code) {
     r.exit_code = *code;
   } else {

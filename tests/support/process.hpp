@@ -65,6 +65,10 @@ struct RunResult {
   std::string out;
   std::string err;
   std::chrono::milliseconds elapsed{0};
+  // When the process was seen to end: for bounds that start at an event the test observed (a
+  // connection accepted), not at the spawn, whose cost under a sanitizer and load is not the
+  // program's deadline.
+  std::chrono::steady_clock::time_point ended{};
 };
 
 // Runs a command to completion (bounded by `limit`) and returns what it printed.
