@@ -511,6 +511,17 @@ TEST_CASE("a server rotates to a new key, then a new intermediate, while a clien
       }
     }
   });
+  // Stops the caller however this test ends. A failed REQUIRE or a throwing helper below unwinds
+  // through here, and a still-joinable std::thread would then abort the whole run (ctest said
+  // only "Subprocess aborted") instead of letting Catch report what failed.
+  struct StopCaller {
+    std::atomic<bool>& stop;
+    std::thread& thread;
+    ~StopCaller() {
+      stop = true;
+      if (thread.joinable()) thread.join();
+    }
+  } const stop_caller{stop, caller};
 
   std::this_thread::sleep_for(300ms);
   rotate_to_new_key(dir, volume, reports, server.target());
