@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 
+#include "builtin_key_methods.hpp"
 #include "command.hpp"
 #include "exit_codes.hpp"
 #include "fleet.hpp"
@@ -275,6 +276,9 @@ class FetchCommand final : public Command {
   }
 
   int run(Terminal& term, const GlobalOptions& global) override {
+    // Before any key is decoded, and before threads start.
+    const std::string& keys = use_builtin_key_methods();
+    spdlog::debug("keys are decoded and checked by {}", keys);
     auto options = build_options();
     if (!options) return report_error(term, global, options.error());
     auto identity = load_client_identity(term);

@@ -125,6 +125,55 @@ TEST_CASE("every leaf kind via openssl s_server", "[cli]") {
   check_every_kind(kinds, ports);
 }
 
+TEST_CASE("keys are checked by OpenSSL's built-in code unless the configuration loads others",
+          "[cli]") {
+  // A fetch routes RSA and EC keys to OpenSSL's built-in code (cli/builtin_key_methods.hpp),
+  // unless OpenSSL's configuration loads a provider of its own or asks for FIPS. Both ways
+  // must give the same answers, byte for byte, for every kind of chain.
+  REQUIRE_TOOL(getcert::test::have_openssl(), "openssl");
+  const TempDir dir;
+  write_file(dir / "null.cnf",
+             "openssl_conf = init\n[init]\nproviders = provs\n[provs]\ndefault = def\n"
+             "null = nul\n[def]\nactivate = 1\n[nul]\nactivate = 1\n");
+  write_file(dir / "fips.cnf",
+             "openssl_conf = init\n[init]\nalg_section = algs\n[algs]\n"
+             "default_properties = fips=yes\n");
+  // The static build's test wrapper hides OpenSSL's files, but passes this variable on.
+  const auto config = [&](const std::string& name) {
+    return std::vector<std::string>{"OPENSSL_CONF=" + (dir / name),
+                                    "GETCERT_TEST_OPENSSL_CONF=" + (dir / name)};
+  };
+  for (const auto& kind : leaf_kinds()) {
+    INFO("leaf kind: " << kind.name);
+    const TlsServer server = getcert::test::start_openssl_server(kind.served);
+    const RunResult builtin = run_getcert(args_for(kind, server.port()));
+    const RunResult providers = run_getcert_with(args_for(kind, server.port()), config("null.cnf"));
+    INFO(explain(builtin));
+    INFO(explain(providers));
+    CHECK(builtin.exit_code == kind.exit_code);
+    CHECK(providers.exit_code == builtin.exit_code);
+    CHECK(providers.out == builtin.out);
+    CHECK(providers.err == builtin.err);
+  }
+  // -v says which, and why.
+  const TlsServer server = getcert::test::start_openssl_server(pki_chain("rsa"));
+  const std::vector<std::string> args{"-v", target("localhost", server.port()), "--ca-file",
+                                      pki("ca-bundle.pem")};
+  const RunResult builtin = run_getcert(args);
+  INFO(explain(builtin));
+  CHECK(builtin.exit_code == kExitOk);
+  CHECK_THAT(builtin.err, Contains("keys are decoded and checked by OpenSSL's built-in RSA and "
+                                   "EC code"));
+  const RunResult null = run_getcert_with(args, config("null.cnf"));
+  INFO(explain(null));
+  CHECK(null.exit_code == kExitOk);
+  CHECK_THAT(null.err, Contains("by OpenSSL's providers (the configuration loads 'null')"));
+  const RunResult fips = run_getcert_with(args, config("fips.cnf"));
+  INFO(explain(fips));
+  CHECK_THAT(fips.err, Contains("by OpenSSL's providers (the configuration asks for FIPS "
+                                "implementations)"));
+}
+
 TEST_CASE("every leaf kind via nginx", "[cli]") {
   REQUIRE_TOOL(getcert::test::have_nginx() && getcert::test::have_openssl(), "nginx or openssl");
   const auto kinds = leaf_kinds();
