@@ -55,7 +55,7 @@ std::string other_providers() {
 }
 
 std::string install() {
-  const std::string providers = "OpenSSL's providers";
+  std::string providers = "OpenSSL's providers";
   // The configuration names the providers: read it first, as any later OpenSSL call would.
   if (OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, nullptr) != 1) {
     return providers + " (OpenSSL's configuration did not load)";
