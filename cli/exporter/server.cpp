@@ -523,4 +523,8 @@ int serve(const ServeOptions& options, Terminal& term) {
   return rc;
 }
 
+int run(const ServeOptions& options, Terminal& term) {
+  return options.check_only ? check_config(options, term) : serve(options, term);
+}
+
 }  // namespace getcert::cli::exporter
