@@ -4,12 +4,17 @@
 // certificate files and key stores on disk, and a stalled peer.
 
 #include <httplib.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <future>
@@ -348,6 +353,58 @@ TEST_CASE("getcert serve execs getcert-serve in place, and says so in one line w
     CHECK(installed.exit_code == kExitOk);
     CHECK_THAT(installed.out, Catch::Contains("(built-in): ok"));
   }
+}
+
+// What systemd's Type=notify checks: READY=1 arrives on NOTIFY_SOCKET from the main pid, the
+// one it started (/usr/bin/getcert), although the exporter runs in getcert-serve.
+TEST_CASE("under systemd's Type=notify, READY=1 comes from the pid that was started",
+          "[exporter]") {
+#ifndef GETCERT_TEST_HAVE_SYSTEMD
+  GETCERT_SKIP("built without libsystemd: getcert serve does not notify");
+#else
+  TempDir dir;
+  const std::string path = dir / "notify";
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  REQUIRE(path.size() < sizeof(addr.sun_path));
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0);
+  const int one = 1;
+  REQUIRE(::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) == 0);
+
+  SpawnOptions options;
+  options.die_with_parent = true;
+  options.extra_env = {"NOTIFY_SOCKET=" + path};
+  Process exporter = Process::spawn(
+      {GETCERT_BINARY, "serve", "--listen", "127.0.0.1:" + std::to_string(free_port())}, options);
+  // The first message and the pid the kernel says sent it (SO_PASSCRED).
+  pollfd ready{fd, POLLIN, 0};
+  REQUIRE(::poll(&ready, 1, 10000) == 1);
+  char text[256] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))] = {};
+  iovec iov{text, sizeof(text) - 1};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  REQUIRE(::recvmsg(fd, &msg, 0) > 0);
+  const cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  REQUIRE(c != nullptr);
+  REQUIRE(c->cmsg_type == SCM_CREDENTIALS);
+  ucred sender{};
+  std::memcpy(&sender, CMSG_DATA(c), sizeof(sender));
+  CHECK_THAT(std::string(text), Catch::Contains("READY=1"));
+  CHECK(sender.pid == exporter.pid());
+  ::kill(exporter.pid(), SIGTERM);
+  CHECK(exporter.wait_for(std::chrono::seconds(10)) == kExitOk);
+#endif
 }
 
 TEST_CASE("a module's profile, max_depth and protocol reach the verdict", "[exporter]") {
