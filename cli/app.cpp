@@ -100,7 +100,16 @@ void setup_logging(Terminal& term, const GlobalOptions& global) {
 
 }  // namespace
 
-int run(const std::vector<std::string>& raw_args, Terminal& term) {
+std::vector<std::string> as_serve_command(std::vector<std::string> args) {
+  if (args.empty()) args.emplace_back("getcert-serve");  // argc 0: no program name
+  const std::size_t first = first_word(args);
+  if (first >= args.size() || args[first] != "serve") {
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(first), "serve");
+  }
+  return args;
+}
+
+int run(const std::vector<std::string>& raw_args, Terminal& term, const ServeRunner& serve) {
   // Scripts and package checks call `getcert --version` on their own; building every
   // subcommand's options first was a sixth of its instructions. Any other use goes through
   // CLI11, which prints the same text.
@@ -144,7 +153,7 @@ int run(const std::vector<std::string>& raw_args, Terminal& term) {
   all.push_back(make_fetch_command());
   all.push_back(make_p12_command());
   all.push_back(make_show_command());
-  all.push_back(make_serve_command());
+  all.push_back(make_serve_command(serve));
   const std::vector<std::unique_ptr<Command>> commands = needed_commands(raw_args, std::move(all));
   std::vector<std::pair<CLI::App*, Command*>> table;
   for (auto& c : commands) {

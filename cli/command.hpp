@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "global_options.hpp"
+#include "serve.hpp"
 #include "terminal.hpp"
 
 namespace getcert::cli {
@@ -49,6 +50,6 @@ class Command {
 std::unique_ptr<Command> make_fetch_command();
 std::unique_ptr<Command> make_p12_command();
 std::unique_ptr<Command> make_show_command();
-std::unique_ptr<Command> make_serve_command();
+std::unique_ptr<Command> make_serve_command(ServeRunner runner);
 
 }  // namespace getcert::cli

@@ -1,14 +1,14 @@
 // `getcert serve`: a Prometheus exporter. /probe?target=T&module=M answers the metric families
 // of `-o prometheus` for one target, as blackbox_exporter's /probe does (see
-// docs/exporter.md). The server itself lives in exporter/; this file is its command line.
+// docs/exporter.md). The server itself lives in exporter/ and runs in getcert-serve; this file
+// is its command line, which both executables parse (serve.hpp).
+
+#include <utility>
 
 #include "command.hpp"
 #include "exit_codes.hpp"
 #include "report.hpp"
-
-#ifndef GETCERT_NO_SERVE
-#include "exporter/server.hpp"
-#endif
+#include "serve.hpp"
 
 namespace getcert::cli {
 namespace {
@@ -18,6 +18,7 @@ constexpr const char* kDefaultListen = ":9798";
 
 class ServeCommand final : public Command {
  public:
+  explicit ServeCommand(ServeRunner runner) : runner_(std::move(runner)) {}
   std::string_view name() const override { return "serve"; }
   CLI::App* add_to(CLI::App& app) override {
     CLI::App* cmd = app.add_subcommand(
@@ -54,25 +55,25 @@ class ServeCommand final : public Command {
     return cmd;
   }
 
-  int run([[maybe_unused]] Terminal& term, [[maybe_unused]] const GlobalOptions& global) override {
-#ifdef GETCERT_NO_SERVE
-    report_line(term, "error",
-                "this getcert was built without 'serve' (the static build cannot link "
-                "libsystemd); use the distribution package or a regular build");
-    return kExitUnavailable;
-#else
-    exporter::ServeOptions options;
+  int run(Terminal& term, [[maybe_unused]] const GlobalOptions& global) override {
+    if (!runner_) {
+      report_line(term, "error",
+                  "this getcert was built without 'serve' (the static build cannot link "
+                  "libsystemd); use the distribution package or a regular build");
+      return kExitUnavailable;
+    }
+    ServeOptions options;
     options.config_path = config_;
     options.listen = listen_;
     options.max_concurrent_probes = max_probes_;
     options.log_json = log_format_ == "json";
     options.web_config_path = web_config_;
-    if (check_only_) return exporter::check_config(options, term);
-    return exporter::serve(options, term);
-#endif
+    options.check_only = check_only_;
+    return runner_(options, term);
   }
 
  private:
+  ServeRunner runner_;
   std::string config_;
   std::string listen_ = kDefaultListen;
   bool check_only_ = false;
@@ -83,6 +84,8 @@ class ServeCommand final : public Command {
 
 }  // namespace
 
-std::unique_ptr<Command> make_serve_command() { return std::make_unique<ServeCommand>(); }
+std::unique_ptr<Command> make_serve_command(ServeRunner runner) {
+  return std::make_unique<ServeCommand>(std::move(runner));
+}
 
 }  // namespace getcert::cli

@@ -4,12 +4,19 @@
 // certificate files and key stores on disk, and a stalled peer.
 
 #include <httplib.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -34,6 +41,7 @@ namespace {
 // Exit codes of `getcert serve` (README "Exit codes"), restated so a renumbering breaks this.
 constexpr int kExitOk = 0;
 constexpr int kExitUsage = 2;
+constexpr int kExitUnavailable = 12;
 
 // A `getcert serve` on a free loopback port, stopped (SIGKILL) when it goes away.
 class Exporter {
@@ -273,6 +281,130 @@ TEST_CASE("a bad config is refused at start with file, line and key", "[exporter
   const auto ok = run({GETCERT_BINARY, "serve", "--config", good, "--check-config"});
   CHECK(ok.exit_code == kExitOk);
   CHECK_THAT(ok.out, Catch::Contains("1 module: tls"));
+}
+
+// getcert-serve where getcert looks for it: next to it (the build tree), or installed.
+std::filesystem::path getcert_serve_binary() {
+  const auto dir = std::filesystem::canonical(GETCERT_BINARY).parent_path();
+  for (const auto& candidate :
+       {dir / "getcert-serve", dir / ".." / "libexec" / "getcert" / "getcert-serve"}) {
+    if (std::filesystem::exists(candidate)) return candidate;
+  }
+  FAIL("no getcert-serve next to " << GETCERT_BINARY << " nor in ../libexec/getcert");
+  return {};
+}
+
+TEST_CASE("getcert serve execs getcert-serve in place, and says so in one line when it is missing",
+          "[exporter]") {
+  const auto serve_binary = getcert_serve_binary();
+  TempDir dir;
+  SECTION("the same process: systemd's Type=notify and signals reach the exporter") {
+    Exporter exporter("");
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink(
+        "/proc/" + std::to_string(exporter.process().pid()) + "/exe", ec);
+    CHECK(exe.filename() == "getcert-serve");
+    ::kill(exporter.process().pid(), SIGTERM);
+    CHECK(exporter.process().wait_for(std::chrono::seconds(10)) == kExitOk);
+  }
+  SECTION("one command line: the exit codes and the help come through unchanged") {
+    const auto ok = run({GETCERT_BINARY, "serve", "--check-config"});
+    CHECK(ok.exit_code == kExitOk);
+    CHECK_THAT(ok.out, Catch::Contains("(built-in): ok, 1 module: default"));
+    const std::string bad = dir / "bad.yml";
+    write_file(bad, "modules: {}\n");
+    const auto refused = run({GETCERT_BINARY, "-v", "serve", "--config", bad, "--check-config"});
+    CHECK(refused.exit_code == kExitUsage);
+    CHECK_THAT(refused.err, Catch::Contains("modules: must map at least one module name"));
+    // getcert-serve takes serve's command line with or without the word `serve`.
+    const auto direct = run({serve_binary.string(), "--config", bad, "--check-config"});
+    CHECK(direct.exit_code == kExitUsage);
+    const auto help = run({GETCERT_BINARY, "serve", "--help"});
+    CHECK(help.exit_code == kExitOk);
+    CHECK_THAT(help.out, Catch::Contains("Usage: getcert serve [OPTIONS]"));
+    CHECK(run({serve_binary.string(), "--help"}).out == help.out);
+    CHECK(run({serve_binary.string(), "serve", "--help"}).out == help.out);
+    // Options serve does not take are refused by either.
+    CHECK(run({serve_binary.string(), "fetch", "example.com"}).exit_code == kExitUsage);
+  }
+  SECTION("without getcert-serve: one line naming where it was looked for, exit 12") {
+    const auto alone = dir.path() / "bin" / "getcert";
+    std::filesystem::create_directories(alone.parent_path());
+    std::filesystem::copy_file(std::filesystem::canonical(GETCERT_BINARY), alone);
+    const auto missing = run({alone.string(), "serve", "--check-config"});
+    CHECK(missing.exit_code == kExitUnavailable);
+    CHECK(missing.out.empty());
+    CHECK(std::count(missing.err.begin(), missing.err.end(), '\n') == 1);
+    CHECK_THAT(
+        missing.err,
+        Catch::StartsWith("getcert: error: 'serve' runs getcert-serve") &&
+            Catch::Contains((dir.path() / "bin" / "getcert-serve").string()) &&
+            Catch::Contains((dir.path() / "libexec" / "getcert" / "getcert-serve").string()));
+    // Every other command is unaffected.
+    const auto version = run({alone.string(), "--version"});
+    CHECK(version.exit_code == kExitOk);
+    CHECK(version.out == run({GETCERT_BINARY, "--version"}).out);
+    CHECK_THAT(version.out, Catch::StartsWith("getcert "));
+    // Found once installed where `make install` puts it.
+    const auto libexec = dir.path() / "libexec" / "getcert";
+    std::filesystem::create_directories(libexec);
+    std::filesystem::copy_file(serve_binary, libexec / "getcert-serve");
+    const auto installed = run({alone.string(), "serve", "--check-config"});
+    CHECK(installed.exit_code == kExitOk);
+    CHECK_THAT(installed.out, Catch::Contains("(built-in): ok"));
+  }
+}
+
+// What systemd's Type=notify checks: READY=1 arrives on NOTIFY_SOCKET from the main pid, the
+// one it started (/usr/bin/getcert), although the exporter runs in getcert-serve.
+TEST_CASE("under systemd's Type=notify, READY=1 comes from the pid that was started",
+          "[exporter]") {
+#ifndef GETCERT_TEST_HAVE_SYSTEMD
+  GETCERT_SKIP("built without libsystemd: getcert serve does not notify");
+#else
+  TempDir dir;
+  const std::string path = dir / "notify";
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  REQUIRE(path.size() < sizeof(addr.sun_path));
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0);
+  const int one = 1;
+  REQUIRE(::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) == 0);
+
+  SpawnOptions options;
+  options.die_with_parent = true;
+  options.extra_env = {"NOTIFY_SOCKET=" + path};
+  Process exporter = Process::spawn(
+      {GETCERT_BINARY, "serve", "--listen", "127.0.0.1:" + std::to_string(free_port())}, options);
+  // The first message and the pid the kernel says sent it (SO_PASSCRED).
+  pollfd ready{fd, POLLIN, 0};
+  REQUIRE(::poll(&ready, 1, 10000) == 1);
+  char text[256] = {};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))] = {};
+  iovec iov{text, sizeof(text) - 1};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  REQUIRE(::recvmsg(fd, &msg, 0) > 0);
+  const cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  REQUIRE(c != nullptr);
+  REQUIRE(c->cmsg_type == SCM_CREDENTIALS);
+  ucred sender{};
+  std::memcpy(&sender, CMSG_DATA(c), sizeof(sender));
+  CHECK_THAT(std::string(text), Catch::Contains("READY=1"));
+  CHECK(sender.pid == exporter.pid());
+  ::kill(exporter.pid(), SIGTERM);
+  CHECK(exporter.wait_for(std::chrono::seconds(10)) == kExitOk);
+#endif
 }
 
 TEST_CASE("a module's profile, max_depth and protocol reach the verdict", "[exporter]") {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -228,6 +229,7 @@ class Exporter {
     std::thread signals([this] { handle_signals(); });
     notify_systemd("READY=1");
     const bool ok = server_->listen_after_bind();
+    listen_returned_.store(true);
     stop_signals_.store(true);
     pthread_kill(signals.native_handle(), SIGUSR1);
     signals.join();
@@ -289,6 +291,12 @@ class Exporter {
         log_.info("stopping: finishing the probes in flight", {{"signal", strsignal(sig)}});
         notify_systemd("STOPPING=1");
         stopping_.store(true);
+        // cpp-httplib's stop() does nothing until listen_after_bind() has started its loop: a
+        // SIGTERM right after READY=1 (systemctl stop just after start) was lost, and the
+        // exporter never stopped.
+        while (!server_->is_running() && !listen_returned_.load()) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
         server_->stop();
       }
     }
@@ -460,6 +468,7 @@ class Exporter {
   std::atomic<std::size_t> in_flight_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> stop_signals_{false};
+  std::atomic<bool> listen_returned_{false};  // listen_after_bind() is over
   SelfMetrics metrics_;
   std::mutex recent_mutex_;
   std::deque<RecentProbe> recent_;
@@ -521,6 +530,10 @@ int serve(const ServeOptions& options, Terminal& term) {
   const int rc = exporter.run();
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return rc;
+}
+
+int run(const ServeOptions& options, Terminal& term) {
+  return options.check_only ? check_config(options, term) : serve(options, term);
 }
 
 }  // namespace getcert::cli::exporter

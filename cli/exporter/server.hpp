@@ -7,17 +7,10 @@
 #include <cstdint>
 #include <string>
 
+#include "serve.hpp"
 #include "terminal.hpp"
 
 namespace getcert::cli::exporter {
-
-struct ServeOptions {
-  std::string config_path;  // empty: the built-in default module only
-  std::string listen = ":9798";
-  std::size_t max_concurrent_probes = 64;
-  bool log_json = false;
-  std::string web_config_path;  // exporter-toolkit's web config: TLS and basic auth
-};
 
 // Loads the config, binds, serves until SIGTERM or SIGINT; returns the process exit code
 // (2 bad config or listen address, 3 cannot bind, 0 after a graceful stop).
@@ -25,5 +18,8 @@ int serve(const ServeOptions& options, Terminal& term);
 
 // --check-config: loads and checks the config and the web config; prints what it found.
 int check_config(const ServeOptions& options, Terminal& term);
+
+// getcert-serve's ServeRunner: check_config() with --check-config, serve() otherwise.
+int run(const ServeOptions& options, Terminal& term);
 
 }  // namespace getcert::cli::exporter
