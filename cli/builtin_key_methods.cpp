@@ -54,17 +54,17 @@ std::string other_providers() {
   return others.empty() ? others : "the configuration loads " + others;
 }
 
-std::string install() {
-  std::string providers = "OpenSSL's providers";
+KeyMethods install() {
+  const auto providers = [](const std::string& why) {
+    return KeyMethods{false, "OpenSSL's providers" + (why.empty() ? "" : " (" + why + ")")};
+  };
   // The configuration names the providers: read it first, as any later OpenSSL call would.
   if (OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, nullptr) != 1) {
-    return providers + " (OpenSSL's configuration did not load)";
+    return providers("OpenSSL's configuration did not load");
   }
-  if (const std::string why = other_providers(); !why.empty()) {
-    return providers + " (" + why + ")";
-  }
+  if (const std::string why = other_providers(); !why.empty()) return providers(why);
   ENGINE* engine = ENGINE_new();
-  if (engine == nullptr) return providers;
+  if (engine == nullptr) return providers("");
   bool installed = false;
   if (ENGINE_set_id(engine, "getcert-builtin-keys") == 1 &&
       ENGINE_set_name(engine, "OpenSSL's built-in RSA and EC key methods") == 1 &&
@@ -73,17 +73,17 @@ std::string install() {
     installed = ENGINE_set_default_pkey_meths(engine) == 1;
   }
   ENGINE_free(engine);  // ENGINE_add and the default table hold their own references
-  return installed ? "OpenSSL's built-in RSA and EC code" : providers;
+  return installed ? KeyMethods{true, "OpenSSL's built-in RSA and EC code"} : providers("");
 }
 #endif
 
 }  // namespace
 
-const std::string& use_builtin_key_methods() {
+const KeyMethods& use_builtin_key_methods() {
 #ifndef OPENSSL_NO_ENGINE
-  static const std::string what = install();
+  static const KeyMethods what = install();
 #else
-  static const std::string what = "OpenSSL's providers (this OpenSSL has no ENGINE support)";
+  static const KeyMethods what{false, "OpenSSL's providers (this OpenSSL has no ENGINE support)"};
 #endif
   return what;
 }

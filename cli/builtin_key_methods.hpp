@@ -15,8 +15,12 @@ namespace getcert::cli {
 // program that embeds libgetcert keeps its own OpenSSL set-up. It does nothing when OpenSSL's
 // configuration loads any provider other than default, base or legacy (a FIPS provider, a
 // PKCS#11 or TPM provider): everything then stays with the providers, as configured. Once per
-// process; call it before starting threads. Returns what decodes keys now, for -v: "OpenSSL's
-// built-in RSA and EC code", or "OpenSSL's providers" and why.
-const std::string& use_builtin_key_methods();
+// process; call it before starting threads. Returns what decodes keys now.
+struct KeyMethods {
+  bool builtin = false;
+  // For -v: "OpenSSL's built-in RSA and EC code", or "OpenSSL's providers" and why.
+  std::string description;
+};
+const KeyMethods& use_builtin_key_methods();
 
 }  // namespace getcert::cli

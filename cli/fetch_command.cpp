@@ -277,8 +277,8 @@ class FetchCommand final : public Command {
 
   int run(Terminal& term, const GlobalOptions& global) override {
     // Before any key is decoded, and before threads start.
-    const std::string& keys = use_builtin_key_methods();
-    spdlog::debug("keys are decoded and checked by {}", keys);
+    const KeyMethods& keys = use_builtin_key_methods();
+    spdlog::debug("keys are decoded and checked by {}", keys.description);
     auto options = build_options();
     if (!options) return report_error(term, global, options.error());
     auto identity = load_client_identity(term);

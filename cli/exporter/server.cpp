@@ -25,6 +25,7 @@
 #include <mutex>
 #include <thread>
 
+#include "builtin_key_methods.hpp"
 #include "exit_codes.hpp"
 #include "exporter/config.hpp"
 #include "exporter/log.hpp"
@@ -224,7 +225,8 @@ class Exporter {
     log_.info("listening", {{"address", options_.listen},
                             {"config", config()->path},
                             {"modules", std::to_string(config()->modules.size())},
-                            {"tls", web_.tls ? "true" : "false"}});
+                            {"tls", web_.tls ? "true" : "false"},
+                            {"keys", use_builtin_key_methods().builtin ? "builtin" : "providers"}});
     warn_without_allow_list(*config());
     std::thread signals([this] { handle_signals(); });
     notify_systemd("READY=1");
@@ -510,6 +512,8 @@ int check_config(const ServeOptions& options, Terminal& term) {
 
 int serve(const ServeOptions& options, Terminal& term) {
   Logger log(term.err, options.log_json);
+  // Before the config's trust files and client identities are read, and before any thread.
+  (void)use_builtin_key_methods();
   auto loaded = load_all(options);
   if (!loaded) {
     log.error(loaded.error().message);
