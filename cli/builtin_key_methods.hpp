@@ -14,8 +14,9 @@ namespace getcert::cli {
 // Only the commands that dial call it (a fetch, the exporter's probes), never the library: a
 // program that embeds libgetcert keeps its own OpenSSL set-up. It does nothing when OpenSSL's
 // configuration loads any provider other than default, base or legacy (a FIPS provider, a
-// PKCS#11 or TPM provider): everything then stays with the providers, as configured. Once per
-// process; call it before starting threads. Returns what decodes keys now.
+// PKCS#11 or TPM provider): everything then stays with the providers, as configured.
+// The first call decides, once per process; make it before starting threads. Every call returns
+// what decodes keys now.
 struct KeyMethods {
   bool builtin = false;
   // For -v: "OpenSSL's built-in RSA and EC code", or "OpenSSL's providers" and why.

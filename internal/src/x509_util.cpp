@@ -437,7 +437,8 @@ Result<Certificate> certificate_from_x509(X509* cert) {
   out.signature_algorithm = OBJ_nid2ln(X509_get_signature_nid(cert));
   out.is_ca = (X509_get_extension_flags(cert) & EXFLAG_CA) != 0;
   read_aia(cert, out);
-  out.sha256 = digest_hex(cert, EVP_sha256());
+  // From the DER in hand: X509_digest would encode the certificate again to hash it.
+  out.sha256 = sha256_hex(out.der.data(), out.der.size());
   out.self_signed = signs_itself(cert, out.sha256);
   out.sha1 = digest_hex(cert, EVP_sha1());
   out.spki_sha256 = spki_pin(cert);
