@@ -51,9 +51,10 @@ void add_verify_options(CLI::App* cmd, VerifyArgs& args, bool online) {
       std::map<std::string, Purpose>{
           {"server", Purpose::server}, {"client", Purpose::client}, {"any", Purpose::any}});
   cmd->add_option("--profile", args.profile,
-                  "Rules that decide the verdict: webpki (default; what Go, rustls, browsers and "
-                  "pyca accept), openssl (what gRPC C++, curl and Python accept: CN fallback), "
-                  "rfc5280 (strict)");
+                  "Rules that decide the verdict: webpki (default; fails what Chromium, "
+                  "Firefox, Go or rustls-webpki refuse), openssl (what gRPC C++, curl and Python "
+                  "accept: CN fallback), rfc5280 (RFC 5280's MUSTs only), cabf (RFC 5280 plus "
+                  "the Baseline Requirements' certificate profile, what a CA must issue)");
   if (online) {
     cmd->add_option("--host", args.hosts,
                     "Verify the leaf for this DNS name or IP instead of the target's "
@@ -78,16 +79,12 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
   o.check_revocation = args.check_revocation || args.require_revocation;
   o.require_revocation = args.require_revocation;
   o.purpose = args.purpose;
-  if (args.profile == "webpki") {
-    o.profile = Profile::webpki;
-  } else if (args.profile == "openssl") {
-    o.profile = Profile::openssl;
-  } else if (args.profile == "rfc5280") {
-    o.profile = Profile::rfc5280;
-  } else {
+  const auto profile = profile_from_string(args.profile);
+  if (!profile) {
     return fail(Errc::invalid_argument,
-                "--profile takes webpki, openssl or rfc5280, not '" + args.profile + "'");
+                "--profile takes webpki, openssl, rfc5280 or cabf, not '" + args.profile + "'");
   }
+  o.profile = *profile;
   auto base64_sha256 = [](std::string_view b64) {
     // 32 bytes encode to 43 base64 characters and one '=' of padding.
     constexpr std::string_view kAlphabet =
@@ -120,15 +117,14 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
     o.email = args.email;
   }
   if (args.max_depth_given || !args.max_depth.empty()) {
-    // OpenSSL's own bound is 100 intermediates; more is never a real PKI.
-    constexpr int kMaxDepth = 100;
+    // Any count is the caller's to choose (Go and webpki take any): the path builder's own
+    // budget (signature checks, build calls) still bounds the work a deep chain can cost.
     int depth = -1;
     const auto* end = args.max_depth.data() + args.max_depth.size();
     const auto [ptr, ec] = std::from_chars(args.max_depth.data(), end, depth);
-    if (ec != std::errc() || ptr != end || depth < 0 || depth > kMaxDepth) {
+    if (ec != std::errc() || ptr != end || depth < 0) {
       return fail(Errc::invalid_argument,
-                  "--max-depth takes a number of intermediate CAs from 0 "
-                  "to 100, not '" +
+                  "--max-depth takes a number of intermediate CAs, 0 or more, not '" +
                       args.max_depth + "'");
     }
     o.max_depth = depth;

@@ -269,9 +269,7 @@ Result<Module> parse_module(const ConfigError& err, const std::string& name,
       verify.pins = l;
     } else if (key == "profile") {
       GETCERT_TRY_ASSIGN(auto s, text());
-      if (s != "webpki" && s != "openssl" && s != "rfc5280") {
-        return err.at(v, full, "must be webpki, openssl or rfc5280");
-      }
+      if (!profile_from_string(s)) return err.at(v, full, "must be webpki, openssl, rfc5280 or cabf");
       verify.profile = s;
     } else if (key == "max_depth") {
       GETCERT_TRY_ASSIGN(auto s, text());

@@ -121,8 +121,8 @@ class Verifier final : public ::grpc::experimental::ExternalCertificateVerifier 
         certificate_optional_(certificate_optional),
         log_(std::move(log)) {}
 
-  // Synchronous: verify_chain runs on gRPC's handshake thread. With revocation checks that is
-  // one bounded network round (VerifyOptions::network_timeout); without, it is CPU only.
+  // Synchronous: verify_chain runs on gRPC's handshake thread, CPU only (judge() turns every
+  // download off).
   bool Verify(::grpc::experimental::TlsCustomVerificationCheckRequest* request,
               std::function<void(::grpc::Status)> /*callback*/,
               ::grpc::Status* sync_status) override {
@@ -192,8 +192,15 @@ PeerVerdict judge(const std::vector<Certificate>& presented, const PeerVerifyOpt
   verify.name = name;
   verify.purpose = purpose;
   // gRPC does not pass the stapled OCSP response on, so a must-staple leaf cannot be judged
-  // as a handshake; revocation is checked online when check_revocation asks for it.
+  // as a handshake.
   verify.from_handshake = false;
+  // A handshake never leaves the machine: the AIA, OCSP and CRL URLs come from the peer's own
+  // certificate, written by whoever connects, and this runs on gRPC's handshake thread. So no
+  // download of any kind, whatever the options hold; offline CRLs (verify.crl_files) still
+  // count.
+  verify.fetch_missing = false;
+  verify.check_revocation = false;
+  verify.require_revocation = false;
   const std::string who =
       "getcert: " +
       (name.empty()

@@ -211,14 +211,15 @@ class AnchorWatcher {
 
 struct PeerVerifyOptions {
   // Passed to getcert::verify_chain for each handshake: the trust store (ca_file / ca_dir;
-  // empty = the system store), pins, revocation policy, AIA, proxy, network timeout, and any
-  // further fields (a verification profile) as they are. getcert keeps a loaded trust store
+  // empty = the system store), pins, offline CRLs (crl_files), and any further fields (a
+  // verification profile) as they are. The verifier never downloads: fetch_missing,
+  // check_revocation and require_revocation are forced off, since the AIA, OCSP and CRL URLs
+  // are written by the peer being judged. getcert keeps a loaded trust store
   // until the file behind it changes (a stat per verification), so a rotated CA file or
   // directory is used from the next handshake on, without reading it on every handshake.
   // Set per handshake, whatever they hold here: `name` (the channel's target host; servers:
   // none), `purpose` (server for channels, client for servers) and `from_handshake` (false:
-  // gRPC does not pass a stapled OCSP response on, so revocation is checked online when
-  // check_revocation asks for it). `at_time` is kept (nullopt = now).
+  // gRPC does not pass a stapled OCSP response on). `at_time` is kept (nullopt = now).
   VerifyOptions verify;
   // Also reject a chain in which a certificate expires within this window (getcert's
   // --expires-in), so a service is told before its peer's certificate runs out.

@@ -42,6 +42,7 @@ struct Deleter {
 inline void free_x509_stack(STACK_OF(X509) * s) { sk_X509_pop_free(s, X509_free); }
 inline void free_x509_stack_only(STACK_OF(X509) * s) { sk_X509_free(s); }
 inline void free_crl_stack(STACK_OF(X509_CRL) * s) { sk_X509_CRL_pop_free(s, X509_CRL_free); }
+inline void free_asn1_type_stack(STACK_OF(ASN1_TYPE) * s) { sk_ASN1_TYPE_pop_free(s, ASN1_TYPE_free); }
 inline void free_bio(BIO* b) { BIO_free_all(b); }
 inline void free_sct_list(STACK_OF(SCT) * s) { SCT_LIST_free(s); }
 inline void free_tls_feature(TLS_FEATURE* f) { TLS_FEATURE_free(f); }
@@ -90,6 +91,8 @@ GETCERT_OWNER(TlsFeaturePtr, TLS_FEATURE, free_tls_feature);
 GETCERT_OWNER(Asn1ObjectPtr, ASN1_OBJECT, ASN1_OBJECT_free);
 GETCERT_OWNER(Asn1TimePtr, ASN1_TIME, ASN1_TIME_free);
 GETCERT_OWNER(Asn1EnumeratedPtr, ASN1_ENUMERATED, ASN1_ENUMERATED_free);
+// d2i_ASN1_SEQUENCE_ANY: the elements of a SEQUENCE, each owned.
+GETCERT_OWNER(Asn1TypeStackPtr, STACK_OF(ASN1_TYPE), free_asn1_type_stack);
 GETCERT_OWNER(BignumPtr, BIGNUM, BN_free);
 GETCERT_OWNER(OcspResponsePtr, OCSP_RESPONSE, OCSP_RESPONSE_free);
 GETCERT_OWNER(OcspBasicRespPtr, OCSP_BASICRESP, OCSP_BASICRESP_free);

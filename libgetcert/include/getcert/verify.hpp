@@ -52,27 +52,37 @@ struct TrustOptions {
 
 // The rule set that decides a verdict (see docs: "Verification profiles").
 enum class Profile {
-  // RFC 5280 path validation plus the CA/B Forum Baseline Requirements rules that Go's
-  // crypto/x509, rustls-webpki, Chromium and pyca/cryptography enforce; no subject CN fallback.
-  // What "works with every modern client" means, hence the default.
+  // "Works in every modern client": a chain fails when at least one of Chromium, Firefox, Go's
+  // crypto/x509 or rustls-webpki refuses it; no subject CN fallback. Baseline Requirements
+  // rules those clients do not enforce are warnings. The default.
   webpki,
   // What an OpenSSL 3 client with default settings accepts (gRPC C++ core, curl, Python's ssl):
   // a leaf without subjectAltName matches through its CN, with a warning.
   openssl,
-  // The strict reading: webpki plus the pedantic rules (serial numbers, AKI/SKI everywhere,
-  // the Baseline Requirements' profile), but a CA certificate may be a leaf, as RFC 5280 allows.
+  // RFC 5280's MUSTs and nothing else (path validation, AKI/SKI, serial numbers, critical
+  // markings), with its own key and algorithm floor (see docs: "Profiles"); a CA certificate
+  // may be a leaf, and SHA-1 or RSA-1024 are not refused, as RFC 5280 does not refuse them.
   rfc5280,
+  // RFC 5280 plus every certificate-profile rule of the CA/B Forum Baseline Requirements as an
+  // error: what a publicly trusted CA must issue, the gate a PKI team puts in CI (pyca's
+  // verifier is this strict).
+  cabf,
 };
-std::string_view to_string(Profile profile) noexcept;  // "webpki", "openssl", "rfc5280"
+// "webpki", "openssl", "rfc5280", "cabf"
+std::string_view to_string(Profile profile) noexcept;
+// The profile named by to_string()'s text; nullopt for any other text.
+std::optional<Profile> profile_from_string(std::string_view name) noexcept;
 
 struct VerifyOptions {
   TrustOptions trust;
   Profile profile = Profile::webpki;
   // When the server omitted an intermediate, download it from the certificate's Authority
   // Information Access "CA Issuers" URL (http) to complete the chain, as browsers do. The
-  // verdict then says the chain is valid only for clients that do the same. On by default
-  // (also for fetch()); off means verify_chain() never touches the network for the chain.
-  bool fetch_missing = true;
+  // verdict then says the chain is valid only for clients that do the same. Off by default,
+  // as in Go and rustls-webpki: the URL comes from the certificate being judged, so only a
+  // caller that asks lets verify_chain() or fetch() touch the network for the chain (the CLI's
+  // fetch asks; `show` and the gRPC verifier never do).
+  bool fetch_missing = false;
   // Ask each certificate's OCSP responder (or, lacking one, its CRL distribution point).
   bool check_revocation = false;
   // With check_revocation: an unreachable responder or unknown status fails verification
@@ -191,6 +201,10 @@ enum class ProblemCode {
   chain_too_long,    // more intermediates than VerifyOptions::max_depth allows
   email_mismatch,    // the leaf does not hold VerifyOptions::email
   crl_problem,       // a CRL from crl_files is expired, not yet valid or unsigned
+  ec_curve_not_allowed,    // an EC key on a curve other than P-256, P-384 or P-521
+  ec_explicit_parameters,  // an EC key with explicit (specifiedCurve) parameters
+  rsa_exponent_invalid,    // an RSA public exponent that is even or below 3
+  broken_algorithm,        // a key or signature broken in practice: RSA < 1024 bits, MD2, MD5
 };
 
 enum class RevocationStatus { good, revoked, unknown, error, none };

@@ -109,9 +109,12 @@ std::vector<RuleFinding> check_constraint_rules(const PathView& path, RuleBudget
     const auto excluded = dns_subtrees(nc->excludedSubtrees);
     for (const auto* set : {&permitted, &excluded}) {
       for (const auto& base : *set) {
-        // RFC 5280 4.2.1.10: a dNSName constraint is a host name; the leading period is the
-        // syntax of URI and rfc822Name constraints only, and verifiers disagree on its meaning.
-        if (!base.empty() && (base.front() == '.' || base.find('*') != std::string::npos)) {
+        // Does a leading period constrain a dNSName? Yes, to subdomains only: RFC 5280 gives
+        // the syntax for URI and rfc822Name subtrees, and mozilla::pkix, NSS, SChannel,
+        // rustls-webpki, Go and OpenSSL (nc_dns) all read ".example.com" so, and roots in
+        // Mozilla's program (HARICA) rely on it. OpenSSL's path validation applies that
+        // meaning; only a wildcard, which no verifier defines for a subtree, is refused here.
+        if (base.find('*') != std::string::npos) {
           out.push_back({depth, ProblemCode::invalid_name_constraint,
                          who + " has the dNSName constraint '" + base +
                              "', which is not a DNS name (RFC 5280 4.2.1.10)"});

@@ -144,12 +144,17 @@ std::vector<RuleFinding> check_name_rules(const PathView& path) {
     if (dns.rfind("*.", 0) == 0) {
       const psl_ctx_t* psl = public_suffixes();
       const std::string suffix = lower(dns.substr(2));
-      // NO_STAR_RULE: a name under an unlisted top-level domain (".test", ".internal") is a
-      // private name, not a public suffix.
+      // Which public suffixes may a wildcard not cover? Only the ICANN section's ("*.co.uk",
+      // "*.com"). Chromium's VerifyHostname excludes private registries, and Firefox, Go and
+      // rustls-webpki do not consult the list at all; the private section ("github.io",
+      // "appspot.com", "s3.amazonaws.com") scopes cookies, and every GitHub Pages, App Engine
+      // and S3 virtual-host certificate is such a wildcard. BR 3.2.2.6 asks CAs to refuse
+      // wildcards over "registry-controlled" labels, the ICANN ones too. NO_STAR_RULE: a name
+      // under an unlisted top-level domain (".test", ".internal") is a private name.
       if (psl != nullptr &&
-          psl_is_public_suffix2(psl, suffix.c_str(), PSL_TYPE_ANY | PSL_TYPE_NO_STAR_RULE) != 0) {
+          psl_is_public_suffix2(psl, suffix.c_str(), PSL_TYPE_ICANN | PSL_TYPE_NO_STAR_RULE) != 0) {
         out.push_back({0, ProblemCode::wildcard_public_suffix,
-                       who + " has the wildcard SAN '" + dns + "' over the public suffix '" +
+                       who + " has the wildcard SAN '" + dns + "' over the ICANN public suffix '" +
                            suffix + "' (BR 3.2.2.6; Chromium rejects it)"});
       }
     }

@@ -5,13 +5,12 @@
 #include <vector>
 
 #include "getcert/verify.hpp"
+#include "verify/rule_table.hpp"
 #include "verify/rules.hpp"
 
 namespace getcert::detail {
 
-enum class RuleLevel { none, warning, error };
-
-// What a finding weighs under a profile (the policy table in docs).
+// What a finding weighs under a profile: its row of the rules table.
 RuleLevel level_of(const RuleFinding& finding, Profile profile);
 
 // Adds the findings to `v` as errors or warnings of the chosen profile, sets profile_ok and,

@@ -14,6 +14,7 @@
 #include "verify/crl_files.hpp"
 #include "verify/path_search.hpp"
 #include "verify/profiles.hpp"
+#include "verify/rule_table.hpp"
 #include "verify/revocation.hpp"
 #include "verify/rules.hpp"
 #include "verify/trust_store.hpp"
@@ -137,19 +138,6 @@ VerifyProblem describe(const RawProblem& raw, const std::vector<Certificate>& pr
     case X509_V_ERR_CERT_REVOKED:
       p.code = ProblemCode::revoked;
       p.reason = "certificate " + who + " has been revoked";
-      break;
-    case X509_V_ERR_EE_KEY_TOO_SMALL:
-    case X509_V_ERR_CA_KEY_TOO_SMALL:
-      p.code = ProblemCode::too_weak;
-      p.reason = "certificate " + who + " has a weak key: " + cert.key.type + " " +
-                 std::to_string(cert.key.bits) +
-                 " bits (clients require at least 2048 bits for RSA and DSA, 224 for EC)";
-      break;
-    case X509_V_ERR_CA_MD_TOO_WEAK:
-      p.code = ProblemCode::too_weak;
-      p.reason = "certificate " + who + " is signed with a weak algorithm, " +
-                 cert.signature_algorithm +
-                 " (clients reject SHA-1 and MD5 signatures below the trust anchor)";
       break;
     case X509_V_ERR_PERMITTED_VIOLATION:
     case X509_V_ERR_EXCLUDED_VIOLATION:
@@ -286,10 +274,10 @@ struct PathResult {
   bool anchored = false;  // the chain ends at a certificate of the trust store
 };
 
-// OpenSSL security level 2, what `openssl verify`, s_client and gRPC over OpenSSL 3 apply:
-// RSA/DSA keys of at least 2048 bits, EC of at least 224, no SHA-1 or MD5 signatures below
-// the trust anchor.
-constexpr int kAuthLevel = 2;
+// Level 0: OpenSSL judges no key or signature strength. The key rules (keys.cpp) weigh it per
+// profile instead (level 2 for webpki, openssl and cabf; a lower floor for rfc5280), so one
+// path build answers every profile.
+constexpr int kAuthLevel = 0;
 
 Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const VerifyOptions& options,
                               X509_STORE* store, std::int64_t now, bool partial_chain,
@@ -382,7 +370,7 @@ bool profile_rejects(const std::vector<detail::RuleFinding>& findings, Profile p
 bool leaf_intrinsic(const RawProblem& p) {
   return p.depth == 0 &&
          (p.code == X509_V_ERR_CERT_HAS_EXPIRED || p.code == X509_V_ERR_CERT_NOT_YET_VALID ||
-          p.code == X509_V_ERR_EE_KEY_TOO_SMALL || p.code == X509_V_ERR_INVALID_PURPOSE ||
+          p.code == X509_V_ERR_INVALID_PURPOSE ||
           p.code == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT);
 }
 
@@ -642,136 +630,6 @@ std::string_view to_string(Verdict verdict) noexcept {
   return "invalid";
 }
 
-std::string_view to_string(ProblemCode code) noexcept {
-  switch (code) {
-    case ProblemCode::expired:
-      return "expired";
-    case ProblemCode::not_yet_valid:
-      return "not_yet_valid";
-    case ProblemCode::missing_intermediate:
-      return "missing_intermediate";
-    case ProblemCode::unknown_issuer:
-      return "unknown_issuer";
-    case ProblemCode::self_signed:
-      return "self_signed";
-    case ProblemCode::untrusted_root:
-      return "untrusted_root";
-    case ProblemCode::bad_signature:
-      return "bad_signature";
-    case ProblemCode::wrong_purpose:
-      return "wrong_purpose";
-    case ProblemCode::invalid_ca:
-      return "invalid_ca";
-    case ProblemCode::path_length_exceeded:
-      return "path_length_exceeded";
-    case ProblemCode::revoked:
-      return "revoked";
-    case ProblemCode::too_weak:
-      return "too_weak";
-    case ProblemCode::hostname_mismatch:
-      return "hostname_mismatch";
-    case ProblemCode::ip_mismatch:
-      return "ip_mismatch";
-    case ProblemCode::pin_mismatch:
-      return "pin_mismatch";
-    case ProblemCode::bad_ocsp_staple:
-      return "bad_ocsp_staple";
-    case ProblemCode::revocation_unavailable:
-      return "revocation_unavailable";
-    case ProblemCode::must_staple_missing:
-      return "must_staple_missing";
-    case ProblemCode::name_constraint_violation:
-      return "name_constraint_violation";
-    case ProblemCode::unhandled_critical_extension:
-      return "unhandled_critical_extension";
-    case ProblemCode::x509_error:
-      return "x509_error";
-    case ProblemCode::cn_fallback:
-      return "cn_fallback";
-    case ProblemCode::anchor_not_self_signed:
-      return "anchor_not_self_signed";
-    case ProblemCode::aia_fetch_failed:
-      return "aia_fetch_failed";
-    case ProblemCode::revocation_unchecked:
-      return "revocation_unchecked";
-    case ProblemCode::root_sent:
-      return "root_sent";
-    case ProblemCode::out_of_order:
-      return "out_of_order";
-    case ProblemCode::duplicate:
-      return "duplicate";
-    case ProblemCode::unrelated:
-      return "unrelated";
-    case ProblemCode::expired_unneeded:
-      return "expired_unneeded";
-    case ProblemCode::no_subject_alt_name:
-      return "no_subject_alt_name";
-    case ProblemCode::cn_not_in_sans:
-      return "cn_not_in_sans";
-    case ProblemCode::cn_ip_not_canonical:
-      return "cn_ip_not_canonical";
-    case ProblemCode::dns_name_underscore:
-      return "dns_name_underscore";
-    case ProblemCode::wildcard_public_suffix:
-      return "wildcard_public_suffix";
-    case ProblemCode::name_constraints_not_critical:
-      return "name_constraints_not_critical";
-    case ProblemCode::name_constraints_in_leaf:
-      return "name_constraints_in_leaf";
-    case ProblemCode::excluded_wildcard:
-      return "excluded_wildcard";
-    case ProblemCode::invalid_name_constraint:
-      return "invalid_name_constraint";
-    case ProblemCode::empty_name_constraints:
-      return "empty_name_constraints";
-    case ProblemCode::v1_certificate:
-      return "v1_certificate";
-    case ProblemCode::leaf_is_ca:
-      return "leaf_is_ca";
-    case ProblemCode::leaf_key_cert_sign:
-      return "leaf_key_cert_sign";
-    case ProblemCode::leaf_missing_eku:
-      return "leaf_missing_eku";
-    case ProblemCode::leaf_any_eku:
-      return "leaf_any_eku";
-    case ProblemCode::eku_critical:
-      return "eku_critical";
-    case ProblemCode::root_has_eku:
-      return "root_has_eku";
-    case ProblemCode::dsa_key:
-      return "dsa_key";
-    case ProblemCode::rsa_modulus_not_multiple_of_8:
-      return "rsa_modulus_not_multiple_of_8";
-    case ProblemCode::root_basic_constraints_missing:
-      return "root_basic_constraints_missing";
-    case ProblemCode::root_basic_constraints_not_critical:
-      return "root_basic_constraints_not_critical";
-    case ProblemCode::missing_subject_key_id:
-      return "missing_subject_key_id";
-    case ProblemCode::missing_authority_key_id:
-      return "missing_authority_key_id";
-    case ProblemCode::root_aki_issuer_serial:
-      return "root_aki_issuer_serial";
-    case ProblemCode::root_aki_without_key_id:
-      return "root_aki_without_key_id";
-    case ProblemCode::empty_subject_san_not_critical:
-      return "empty_subject_san_not_critical";
-    case ProblemCode::malformed_aia:
-      return "malformed_aia";
-    case ProblemCode::bad_serial_number:
-      return "bad_serial_number";
-    case ProblemCode::budget_exhausted:
-      return "budget_exhausted";
-    case ProblemCode::chain_too_long:
-      return "chain_too_long";
-    case ProblemCode::email_mismatch:
-      return "email_mismatch";
-    case ProblemCode::crl_problem:
-      return "crl_problem";
-  }
-  return "x509_error";
-}
-
 std::string_view to_string(Profile profile) noexcept {
   switch (profile) {
     case Profile::webpki:
@@ -780,8 +638,17 @@ std::string_view to_string(Profile profile) noexcept {
       return "openssl";
     case Profile::rfc5280:
       return "rfc5280";
+    case Profile::cabf:
+      return "cabf";
   }
   return "webpki";
+}
+
+std::optional<Profile> profile_from_string(std::string_view name) noexcept {
+  for (const Profile p : detail::kProfiles) {
+    if (to_string(p) == name) return p;
+  }
+  return std::nullopt;
 }
 
 std::string_view to_string(RevocationStatus status) noexcept {
