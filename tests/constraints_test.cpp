@@ -195,12 +195,19 @@ TEST_CASE("a non-critical nameConstraints: a webpki warning, an rfc5280 error", 
   CHECK(has_code(strict.errors, ProblemCode::name_constraints_not_critical));
 }
 
-TEST_CASE("nameConstraints in the leaf: refused by webpki, a warning under openssl", "[verify]") {
+TEST_CASE("nameConstraints in the leaf: refused by rfc5280 and cabf, a warning elsewhere",
+          "[verify]") {
   const ServerCase c{"", true, "DNS:a.test", "a.test", "permitted;DNS:a.test"};
   const auto webpki = judge_server(c, getcert::Profile::webpki);
   INFO(codes(webpki));
-  CHECK_FALSE(webpki.ok);
-  CHECK(has_code(webpki.errors, ProblemCode::name_constraints_in_leaf));
+  CHECK(webpki.ok);
+  CHECK(has_warning(webpki, ProblemCode::name_constraints_in_leaf));
+  for (const auto profile : {getcert::Profile::rfc5280, getcert::Profile::cabf}) {
+    const auto strict = judge_server(c, profile);
+    INFO(codes(strict));
+    CHECK_FALSE(strict.ok);
+    CHECK(has_code(strict.errors, ProblemCode::name_constraints_in_leaf));
+  }
   const auto openssl = judge_server(c, getcert::Profile::openssl);
   INFO(codes(openssl));
   CHECK(openssl.ok);
@@ -223,8 +230,33 @@ TEST_CASE("a wildcard SAN whose expansion is excluded: excluded_wildcard (CVE-20
   CHECK(fine.ok);
 }
 
-TEST_CASE("a dNSName constraint with a leading period is not a DNS name", "[verify]") {
-  const ServerCase c{"permitted;DNS:.good.test", true, "DNS:x.good.test", "x.good.test", ""};
+TEST_CASE("a dNSName constraint with a leading period means subdomains only", "[verify]") {
+  // mozilla::pkix, NSS, SChannel, rustls-webpki, Go and OpenSSL read ".good.test" so, and roots
+  // in Mozilla's program (HARICA) rely on it: no profile may refuse it.
+  for (const auto profile : {getcert::Profile::webpki, getcert::Profile::openssl,
+                             getcert::Profile::rfc5280, getcert::Profile::cabf}) {
+    INFO(getcert::to_string(profile));
+    const ServerCase sub{"permitted;DNS:.good.test", true, "DNS:x.good.test", "x.good.test", ""};
+    const auto inside = judge_server(sub, profile);
+    INFO(codes(inside));
+    CHECK(inside.ok);
+    CHECK_FALSE(has_warning(inside, ProblemCode::invalid_name_constraint));
+    // The domain itself is not one of its subdomains.
+    const ServerCase apex{"permitted;DNS:.good.test", true, "DNS:good.test", "good.test", ""};
+    const auto outside = judge_server(apex, profile);
+    INFO(codes(outside));
+    CHECK_FALSE(outside.ok);
+    CHECK(has_code(outside.errors, ProblemCode::name_constraint_violation));
+    // Excluded the same way: subdomains out, the apex still allowed.
+    const ServerCase excluded{"excluded;DNS:.bad.test", true, "DNS:x.bad.test", "x.bad.test", ""};
+    CHECK_FALSE(judge_server(excluded, profile).ok);
+    const ServerCase excluded_apex{"excluded;DNS:.bad.test", true, "DNS:bad.test", "bad.test", ""};
+    CHECK(judge_server(excluded_apex, profile).ok);
+  }
+}
+
+TEST_CASE("a wildcard in a dNSName constraint is refused: no verifier defines it", "[verify]") {
+  const ServerCase c{"permitted;DNS:*.good.test", true, "DNS:x.good.test", "x.good.test", ""};
   const auto webpki = judge_server(c, getcert::Profile::webpki);
   INFO(codes(webpki));
   CHECK_FALSE(webpki.ok);

@@ -451,16 +451,20 @@ TEST_CASE("the webpki profile (the default) has no CN fallback, and says who acc
   CHECK(VerifyOptions{}.profile == getcert::Profile::webpki);
 }
 
-TEST_CASE("a rule only rfc5280 enforces is a webpki warning, and rfc5280 rejects", "[verify]") {
+TEST_CASE("a Baseline Requirements rule is a warning under webpki and rfc5280, cabf rejects",
+          "[verify]") {
   TempDir tmp;
-  // The CN names a host the SANs do not hold (BR 7.1.4.3).
+  // The CN names a host the SANs do not hold (BR 7.1.4.3; RFC 5280 has no such rule).
   const auto chain = load_files(issue_leaf(tmp, "cnout", "b.test", "DNS:a.test").chain_pem_file);
   auto o = verify_trusting_test_root("a.test");
-  const auto webpki = verify_certs(chain, o);
-  INFO(codes(webpki));
-  CHECK(webpki.ok);
-  REQUIRE(has_warning(webpki, ProblemCode::cn_not_in_sans));
-  o.profile = getcert::Profile::rfc5280;
+  for (const auto profile : {getcert::Profile::webpki, getcert::Profile::rfc5280}) {
+    o.profile = profile;
+    const auto v = verify_certs(chain, o);
+    INFO(getcert::to_string(profile) << ": " << codes(v));
+    CHECK(v.ok);
+    CHECK(has_warning(v, ProblemCode::cn_not_in_sans));
+  }
+  o.profile = getcert::Profile::cabf;
   const auto strict = verify_certs(chain, o);
   CHECK_FALSE(strict.ok);
   CHECK(has_code(strict, "cn_not_in_sans"));
@@ -468,8 +472,144 @@ TEST_CASE("a rule only rfc5280 enforces is a webpki warning, and rfc5280 rejects
                               [](const auto& p) { return p.code == ProblemCode::cn_not_in_sans; });
   CHECK(e->depth == 0);
   CHECK_THAT(e->reason, Contains("the leaf (depth 0, 'b.test')") && Contains("BR 7.1.4.3"));
-  REQUIRE_FALSE(strict.accepted_by.empty());
+  // Computed by evaluating each profile: all three others accept it, webpki first.
+  REQUIRE(strict.accepted_by.size() == 3);
   CHECK(strict.accepted_by[0].profile == getcert::Profile::webpki);
+  CHECK_THAT(strict.accepted_by[0].reason,
+             Contains("rejected under cabf") && Contains("--profile webpki"));
+}
+
+TEST_CASE("the false alarms modern clients never raise pass the default profile", "[verify]") {
+  TempDir tmp;
+  SECTION("a wildcard under a private public suffix (GitHub Pages, App Engine, S3)") {
+    for (const std::string suffix : {"github.io", "appspot.com", "s3.amazonaws.com"}) {
+      INFO(suffix);
+      const auto chain = load_files(
+          issue_leaf(tmp, "priv", "x." + suffix, "DNS:*." + suffix + ", DNS:x." + suffix)
+              .chain_pem_file);
+      const auto v = verify_certs(chain, verify_trusting_test_root("x." + suffix));
+      INFO(codes(v));
+      CHECK(v.ok);
+      CHECK_FALSE(has_warning(v, ProblemCode::wildcard_public_suffix));
+    }
+    // An ICANN suffix is still refused, as Chromium refuses it.
+    const auto icann =
+        load_files(issue_leaf(tmp, "icann", "x.co.uk", "DNS:*.co.uk, DNS:x.co.uk").chain_pem_file);
+    const auto v = verify_certs(icann, verify_trusting_test_root("x.co.uk"));
+    CHECK_FALSE(v.ok);
+    CHECK(has_code(v, "wildcard_public_suffix"));
+  }
+  SECTION("a leaf without authorityKeyIdentifier: a warning, an error where RFC 5280 rules") {
+    auto spec = getcert::test::LeafSpec{};
+    spec.cn = "noaki.test";
+    spec.san = "DNS:noaki.test";
+    spec.extra_extensions = "authorityKeyIdentifier = none\n";
+    const auto chain = load_files(issue_leaf(tmp, "noaki", spec).chain_pem_file);
+    auto o = verify_trusting_test_root("noaki.test");
+    const auto v = verify_certs(chain, o);
+    INFO(codes(v));
+    CHECK(v.ok);
+    CHECK(has_warning(v, ProblemCode::missing_authority_key_id));
+    for (const auto profile : {getcert::Profile::rfc5280, getcert::Profile::cabf}) {
+      o.profile = profile;
+      CHECK(has_code(verify_certs(chain, o), "missing_authority_key_id"));
+    }
+  }
+}
+
+TEST_CASE("key shapes modern clients refuse: curves, explicit parameters, RSA exponents",
+          "[verify]") {
+  TempDir tmp;
+  struct Case {
+    std::string what;
+    std::vector<std::string> key_args;
+    std::string code;  // empty: accepted by every profile
+  };
+  const std::vector<Case> cases{
+      {"secp256k1", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:secp256k1"},
+       "ec_curve_not_allowed"},
+      {"brainpoolP256r1", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:brainpoolP256r1"},
+       "ec_curve_not_allowed"},
+      {"P-224", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-224"},
+       "ec_curve_not_allowed"},
+      {"explicit P-256",
+       {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-pkeyopt",
+        "ec_param_enc:explicit"},
+       "ec_explicit_parameters"},
+      {"P-384", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384"}, ""},
+      {"P-521", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-521"}, ""},
+      {"RSA e=3",
+       {"-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-pkeyopt",
+        "rsa_keygen_pubexp:3"},
+       ""},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    INFO(c.what);
+    auto s = getcert::test::LeafSpec{};
+    s.cn = "key.test";
+    s.san = "DNS:key.test";
+    s.key_args = c.key_args;
+    const auto chain =
+        load_files(issue_leaf(tmp, "key" + std::to_string(++n), s).chain_pem_file);
+    auto o = verify_trusting_test_root("key.test");
+    const auto v = verify_certs(chain, o);
+    INFO(codes(v));
+    if (c.code.empty()) {
+      CHECK(v.ok);
+      continue;
+    }
+    CHECK_FALSE(v.ok);
+    REQUIRE(has_code(v, c.code));
+    CHECK(v.errors.front().depth == 0);
+    o.profile = getcert::Profile::openssl;  // OpenSSL 3 accepts them all
+    const auto openssl = verify_certs(chain, o);
+    INFO(codes(openssl));
+    CHECK(openssl.ok);
+  }
+}
+
+TEST_CASE("rfc5280 has its own key floor: SHA-1 and RSA-1024 pass, MD5 and RSA-512 do not",
+          "[verify]") {
+  TempDir tmp;
+  struct Case {
+    std::string what;
+    std::vector<std::string> key_args;
+    std::string digest;
+    bool rfc5280_ok;
+  };
+  const std::vector<Case> cases{
+      {"SHA-1", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"}, "sha1", true},
+      {"RSA 1024", {"-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024"}, "sha256", true},
+      {"MD5", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"}, "md5", false},
+      {"RSA 512", {"-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:512"}, "sha256", false},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    INFO(c.what);
+    auto s = getcert::test::LeafSpec{};
+    s.cn = "floor.test";
+    s.san = "DNS:floor.test";
+    s.key_args = c.key_args;
+    s.digest = c.digest;
+    const auto chain =
+        load_files(issue_leaf(tmp, "floor" + std::to_string(++n), s).chain_pem_file);
+    auto o = verify_trusting_test_root("floor.test");
+    for (const auto profile :
+         {getcert::Profile::webpki, getcert::Profile::openssl, getcert::Profile::cabf}) {
+      o.profile = profile;
+      const auto v = verify_certs(chain, o);
+      INFO(getcert::to_string(profile) << ": " << codes(v));
+      CHECK_FALSE(v.ok);
+      CHECK(has_code(v, "too_weak"));
+    }
+    o.profile = getcert::Profile::rfc5280;
+    const auto v = verify_certs(chain, o);
+    INFO(codes(v));
+    CHECK(v.ok == c.rfc5280_ok);
+    CHECK(has_code(v, "broken_algorithm") == !c.rfc5280_ok);
+    if (c.rfc5280_ok) CHECK(has_warning(v, ProblemCode::too_weak));
+  }
 }
 
 TEST_CASE("any one of several names may match, and an email must be in the leaf", "[verify]") {
@@ -565,7 +705,7 @@ TEST_CASE("weak certificates fail with too_weak, naming the certificate and the 
     const auto v = verify_certs(chain, verify_trusting_test_root("weak.test"));
     INFO(codes(v));
     CHECK_FALSE(v.ok);
-    CHECK_FALSE(v.trusted);
+    CHECK_FALSE(v.profile_ok);  // a path exists; the profile's key floor refuses it
     CHECK(v.verdict == getcert::Verdict::invalid);
     REQUIRE(has_code(v, "too_weak"));
     const auto weak = std::find_if(v.errors.begin(), v.errors.end(),

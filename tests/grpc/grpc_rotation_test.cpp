@@ -28,6 +28,7 @@
 #include "getcert/grpc_reloading.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
+#include "support/http_server.hpp"
 #include "support/net.hpp"
 #include "support/ocsp_responder.hpp"
 #include "support/skip.hpp"
@@ -459,26 +460,64 @@ TEST_CASE("reloading credentials: getcert's rejection is the failed call's reaso
   }
 }
 
-TEST_CASE("reloading credentials: a revoked certificate fails the channel", "[grpc][ocsp]") {
+TEST_CASE("the verifier never downloads: OCSP and CRL URLs of the peer go unasked",
+          "[grpc][ocsp]") {
   REQUIRE_OPENSSL();
   const TempDir dir;
   const getcert::test::OcspResponder responder;
+  const getcert::test::HttpServer crl_server;  // the PKI's CRL distribution point
   const RotatingServer server(server_on(pki_p12(dir, "server.p12", "revoked")));
   auto options = trusting_root();
+  // Asked for, and still not done: a handshake never leaves the machine.
   options.peer.verify.check_revocation = true;
-  auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
-  REQUIRE(creds);
-  const auto call = echo(server.target(), creds->credentials);
-  INFO("responder: " << responder.log());
-  check_refused(call, "getcert: localhost: revoked: ");
+  options.peer.verify.require_revocation = true;
+  SECTION("online revocation is not checked") {
+    auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE(creds);
+    const auto call = echo(server.target(), creds->credentials);
+    INFO(describe(call.status));
+    CHECK(call.status.ok());
+    CHECK(responder.log().empty());
+    CHECK(crl_server.requests().empty());
+  }
+  SECTION("an offline CRL is the way, and it catches the revoked leaf") {
+    options.peer.verify.crl_files = {pki("intermediate-crl.pem")};
+    auto creds = getcert::grpc_tls::reloading_channel_credentials(options);
+    REQUIRE(creds);
+    const auto call = echo(server.target(), creds->credentials);
+    check_refused(call, "getcert: localhost: revoked: ");
+    const RotatingServer good(server_on(pki_p12(dir, "good.p12", "good")));
+    const auto ok = echo(good.target(), creds->credentials);
+    INFO(describe(ok.status));
+    CHECK(ok.status.ok());
+    CHECK(responder.log().empty());
+    CHECK(crl_server.requests().empty());
+  }
+}
 
-  // The good leaf of the same PKI, checked against the same responder, connects.
-  const RotatingServer good(server_on(pki_p12(dir, "good.p12", "good")));
-  const auto ok = echo(good.target(), creds->credentials);
-  INFO(describe(ok.status));
-  CHECK(ok.status.ok());
-  REQUIRE(creds->verdicts->last());
-  CHECK(creds->verdicts->last()->verification.revocation_ok);
+TEST_CASE("an mTLS server does not fetch the CA Issuers URL a client writes into its certificate",
+          "[grpc][ocsp]") {
+  REQUIRE_OPENSSL();
+  const TempDir dir;
+  // The client leaf names http://127.0.0.1:18080/intermediate.der as its issuer's location, and
+  // sends no intermediate: a verifier that chases AIA would connect here.
+  getcert::test::HttpServer aia_server;
+  aia_server.serve("/intermediate.der", read_file(pki("intermediate.der")));
+  auto server_options = mtls_server_on(pki_p12(dir, "server.p12"));
+  server_options.peer.verify.fetch_missing = true;  // asked for, and still not done
+  const RotatingServer server(server_options);
+  const std::string leaf_only = dir / "leaf-only.p12";
+  write_file(leaf_only, make_p12(dir, pki("client.key"), pki("client.pem"), ""));
+  const auto call = echo_with_identity(server.target(), leaf_only);
+  INFO(describe(call.status));
+  CHECK_FALSE(call.status.ok());
+  const auto verdict = server.credentials().verdicts->last();
+  REQUIRE(verdict);
+  CHECK_FALSE(verdict->accepted);
+  CHECK_THAT(verdict->reason, Contains("missing_intermediate"));
+  CHECK(aia_server.connections_settled() == 0);
+  CHECK(aia_server.requests().empty());
+  CHECK(verdict->verification.fetched_intermediates.empty());
 }
 
 TEST_CASE("a server rotates to a new key, then a new intermediate, while a client keeps calling",

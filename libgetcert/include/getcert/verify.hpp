@@ -205,6 +205,15 @@ enum class ProblemCode {
   ec_explicit_parameters,  // an EC key with explicit (specifiedCurve) parameters
   rsa_exponent_invalid,    // an RSA public exponent that is even or below 3
   broken_algorithm,        // a key or signature broken in practice: RSA < 1024 bits, MD2, MD5
+  // a pathLenConstraint exceeded only when self-issued intermediates count (RFC 5280 4.2.1.9
+  // exempts them; Go and OpenSSL count them)
+  path_length_self_issued,
+  dns_constraint_leading_period,   // a dNSName constraint ".example.com" (RFC 5280 syntax)
+  leaf_key_usage_purpose,          // the leaf's keyUsage allows no TLS use of its key
+  invalid_san_syntax,              // a DNS or email SAN that is no host name or mailbox
+  policy_constraints_not_critical,  // RFC 5280 4.2.1.11: MUST be critical
+  root_aki_mismatch,               // a root whose AKI keyIdentifier is not its SKI (BR 7.1.2.1.3)
+  crl_number_missing,              // a CRL without cRLNumber (RFC 5280 5.2.3)
 };
 
 enum class RevocationStatus { good, revoked, unknown, error, none };

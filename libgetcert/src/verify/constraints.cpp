@@ -109,11 +109,19 @@ std::vector<RuleFinding> check_constraint_rules(const PathView& path, RuleBudget
     const auto excluded = dns_subtrees(nc->excludedSubtrees);
     for (const auto* set : {&permitted, &excluded}) {
       for (const auto& base : *set) {
-        // Does a leading period constrain a dNSName? Yes, to subdomains only: RFC 5280 gives
-        // the syntax for URI and rfc822Name subtrees, and mozilla::pkix, NSS, SChannel,
-        // rustls-webpki, Go and OpenSSL (nc_dns) all read ".example.com" so, and roots in
-        // Mozilla's program (HARICA) rely on it. OpenSSL's path validation applies that
-        // meaning; only a wildcard, which no verifier defines for a subtree, is refused here.
+        // Does a leading period constrain a dNSName? Yes, to subdomains only: mozilla::pkix,
+        // NSS, SChannel, rustls-webpki, Go and OpenSSL (nc_dns) all read ".example.com" so, and
+        // roots in Mozilla's program (HARICA) rely on it; OpenSSL's path validation applies
+        // that meaning. RFC 5280 gives that syntax to URI and rfc822Name subtrees only, so the
+        // rfc5280 and cabf profiles refuse it and webpki only warns. A wildcard, which no
+        // verifier defines for a subtree, is refused everywhere but openssl.
+        if (!base.empty() && base.front() == '.') {
+          out.push_back({depth, ProblemCode::dns_constraint_leading_period,
+                         who + " has the dNSName constraint '" + base +
+                             "' with a leading period: clients read it as its subdomains only, "
+                             "but RFC 5280 4.2.1.10 gives that syntax to URI and email "
+                             "constraints, not DNS names"});
+        }
         if (base.find('*') != std::string::npos) {
           out.push_back({depth, ProblemCode::invalid_name_constraint,
                          who + " has the dNSName constraint '" + base +

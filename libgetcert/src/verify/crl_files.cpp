@@ -9,7 +9,9 @@
 #include <iterator>
 
 #include "internal/ossl.hpp"
+#include "internal/x509_util.hpp"
 #include "internal/try.hpp"
+#include "verify/rules.hpp"
 
 namespace getcert::detail {
 namespace {
@@ -58,6 +60,31 @@ Result<internal::X509CrlStackPtr> load_crl_files(const std::vector<std::string>&
     internal::clear_errors();
     if (found == 0) {
       return fail(Errc::malformed_input, "'" + path + "' holds no CRL (PEM or DER)");
+    }
+  }
+  return out;
+}
+
+// RFC 5280 5.2.3: conforming CRL issuers MUST include the CRL number. A rule over the CRLs that
+// judge this path (those whose issuer issued a certificate of it), so the profile weighs it.
+std::vector<RuleFinding> check_crl_rules(const PathView& path) {
+  std::vector<RuleFinding> out;
+  if (path.crls == nullptr) return out;
+  for (int i = 0; i < sk_X509_CRL_num(path.crls); ++i) {
+    X509_CRL* crl = sk_X509_CRL_value(path.crls, i);
+    for (std::size_t d = 0; d < path.certs.size(); ++d) {
+      if (path.is_root(d)) continue;
+      if (X509_NAME_cmp(X509_CRL_get_issuer(crl), X509_get_issuer_name(path.certs[d])) != 0) {
+        continue;
+      }
+      if (X509_CRL_get_ext_by_NID(crl, NID_crl_number, -1) < 0) {
+        out.push_back({static_cast<int>(d), ProblemCode::crl_number_missing,
+                       "the CRL of '" + internal::name_to_string(X509_CRL_get_issuer(crl)) + "' that covers " +
+                           path.who(d) +
+                           " has no cRLNumber (RFC 5280 5.2.3: conforming CRL issuers MUST "
+                           "include it)"});
+      }
+      break;
     }
   }
   return out;

@@ -40,8 +40,39 @@ std::string first_common_name(X509* cert) {
 
 struct Sans {
   std::vector<std::string> dns;
-  std::vector<std::string> ip;  // canonical text (inet_ntop)
+  std::vector<std::string> ip;     // canonical text (inet_ntop)
+  std::vector<std::string> email;  // rfc822Name
 };
+
+// RFC 5280 4.2.1.6: a dNSName in the preferred name syntax (RFC 1034 3.5, RFC 1123 2.1) with a
+// leftmost "*" label allowed. An underscore is left to dns_name_underscore.
+bool host_name_syntax(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  std::size_t start = name.rfind("*.", 0) == 0 ? 2 : 0;
+  if (start == name.size()) return false;
+  while (start <= name.size()) {
+    const std::size_t dot = name.find('.', start);
+    const std::size_t end = dot == std::string::npos ? name.size() : dot;
+    const std::size_t len = end - start;
+    if (len == 0 || len > 63 || name[start] == '-' || name[end - 1] == '-') return false;
+    for (std::size_t i = start; i < end; ++i) {
+      const auto c = static_cast<unsigned char>(name[i]);
+      if (std::isalnum(c) == 0 && c != '-' && c != '_') return false;
+    }
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return true;
+}
+
+// RFC 5280 4.2.1.6: an rfc822Name is a Mailbox (RFC 5321 4.1.2): one "@", a local part, a
+// host name.
+bool mailbox_syntax(const std::string& address) {
+  const std::size_t at = address.find('@');
+  return at != std::string::npos && at > 0 && address.find('@', at + 1) == std::string::npos &&
+         address.find_first_of(" \t\r\n<>()[],;:\"") == std::string::npos &&
+         host_name_syntax(address.substr(at + 1)) && address.find('*') == std::string::npos;
+}
 
 Sans sans_of(X509* cert) {
   Sans out;
@@ -51,6 +82,8 @@ Sans sans_of(X509* cert) {
     const GENERAL_NAME* n = sk_GENERAL_NAME_value(names.get(), i);
     if (n->type == GEN_DNS) {
       out.dns.push_back(utf8_of(n->d.dNSName));
+    } else if (n->type == GEN_EMAIL) {
+      out.email.push_back(utf8_of(n->d.rfc822Name));
     } else if (n->type == GEN_IPADD) {
       const ASN1_OCTET_STRING* a = n->d.iPAddress;
       std::array<char, INET6_ADDRSTRLEN> buf{};
@@ -124,9 +157,8 @@ std::vector<RuleFinding> check_name_rules(const PathView& path) {
                            ", which is not among its IP address SANs (BR 7.1.4.3)"});
       }
     } else {
-      const std::string want = lower(cn);
-      const bool found = std::any_of(sans.dns.begin(), sans.dns.end(),
-                                     [&](const std::string& d) { return lower(d) == want; });
+      // BR 7.1.4.3: "a character-for-character copy of the dNSName entry", so case counts.
+      const bool found = std::find(sans.dns.begin(), sans.dns.end(), cn) != sans.dns.end();
       if (!found) {
         out.push_back({0, ProblemCode::cn_not_in_sans,
                        who + " has a CN that is not one of its DNS SANs, byte for byte (an "
@@ -135,6 +167,12 @@ std::vector<RuleFinding> check_name_rules(const PathView& path) {
     }
   }
   for (const auto& dns : sans.dns) {
+    if (!host_name_syntax(dns)) {
+      out.push_back({0, ProblemCode::invalid_san_syntax,
+                     who + " has the DNS SAN '" + dns +
+                         "', which is not a host name (RFC 5280 4.2.1.6: the preferred name "
+                         "syntax)"});
+    }
     if (dns.find('_') != std::string::npos) {
       out.push_back({0, ProblemCode::dns_name_underscore,
                      who + " has the DNS SAN '" + dns +
@@ -157,6 +195,13 @@ std::vector<RuleFinding> check_name_rules(const PathView& path) {
                        who + " has the wildcard SAN '" + dns + "' over the ICANN public suffix '" +
                            suffix + "' (BR 3.2.2.6; Chromium rejects it)"});
       }
+    }
+  }
+  for (const auto& email : sans.email) {
+    if (!mailbox_syntax(email)) {
+      out.push_back({0, ProblemCode::invalid_san_syntax,
+                     who + " has the email SAN '" + email +
+                         "', which is not a mailbox (RFC 5280 4.2.1.6, RFC 5321 4.1.2)"});
     }
   }
   return out;

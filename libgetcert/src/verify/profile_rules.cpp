@@ -92,13 +92,108 @@ void check_key_ids(const PathView& path, std::size_t d, std::vector<RuleFinding>
     out.push_back({depth, ProblemCode::root_aki_without_key_id,
                    who + " is a root whose authorityKeyIdentifier has no keyIdentifier (RFC 5280 "
                          "4.2.1.1, BR 7.1.2.1.3)"});
+    return;
   }
+  const ASN1_OCTET_STRING* ski = X509_get0_subject_key_id(cert);
+  if (ski == nullptr || ASN1_OCTET_STRING_cmp(ski, aki->keyid) != 0) {
+    out.push_back({depth, ProblemCode::root_aki_mismatch,
+                   who + " is a root whose authorityKeyIdentifier keyIdentifier is not its own "
+                         "subjectKeyIdentifier (BR 7.1.2.1.3: MUST be identical)"});
+  }
+}
+
+// The key uses TLS needs of the leaf for the purpose asked (the digitalSignature of an ECDHE or
+// TLS 1.3 handshake, the keyEncipherment of RSA key exchange, keyAgreement of static ECDH), as
+// OpenSSL's purpose check asks; verify.cpp leaves this part of the purpose to the rule, so the
+// rfc5280 profile, for which RFC 5280 6.1 never looks at the leaf's keyUsage, only warns.
+void check_leaf_key_usage(const PathView& path, std::vector<RuleFinding>& out) {
+  if (path.purpose == Purpose::any || path.certs.empty()) return;
+  X509* leaf = path.certs.front();
+  if (!leaf_key_usage_refuses(leaf, path.purpose)) return;
+  out.push_back({0, ProblemCode::leaf_key_usage_purpose,
+                 path.who(0) + " has a keyUsage that allows no TLS " +
+                     (path.purpose == Purpose::server ? "server" : "client") +
+                     " use of its key (" +
+                     (path.purpose == Purpose::server
+                          ? "digitalSignature, keyEncipherment or keyAgreement"
+                          : "digitalSignature or keyAgreement") +
+                     "; RFC 5280 4.2.1.12)"});
+}
+
+// RFC 5280 4.2.1.9 and 6.1.4 (l, m): a CA's pathLenConstraint bounds the intermediates below
+// it, not counting self-issued ones (subject and issuer the same name: a key rollover). Do
+// clients exempt them? Chromium (its RFC 5280 path validation) does; Go's crypto/x509 counts
+// every intermediate, and OpenSSL exempts only one whose AKI also matches its own SKI. So a
+// path over the bound only by its self-issued intermediates is path_length_self_issued (fails
+// webpki and openssl), and one over it by the RFC's count is path_length_exceeded (fails all).
+void check_path_length(const PathView& path, std::vector<RuleFinding>& out) {
+  for (std::size_t d = 2; d < path.certs.size(); ++d) {
+    const internal::BasicConstraintsPtr bc(static_cast<BASIC_CONSTRAINTS*>(
+        X509_get_ext_d2i(path.certs[d], NID_basic_constraints, nullptr, nullptr)));
+    if (!bc || bc->ca == 0 || bc->pathlen == nullptr) continue;
+    const long limit = ASN1_INTEGER_get(bc->pathlen);
+    if (limit < 0) continue;
+    std::size_t counted = 0;
+    for (std::size_t below = 1; below < d; ++below) {
+      X509* c = path.certs[below];
+      if (X509_NAME_cmp(X509_get_subject_name(c), X509_get_issuer_name(c)) != 0) ++counted;
+    }
+    const std::size_t all = d - 1;
+    const auto bound = static_cast<std::size_t>(limit);
+    const auto depth = static_cast<int>(d);
+    if (counted > bound) {
+      out.push_back({depth, ProblemCode::path_length_exceeded,
+                     path.who(d) + " allows " + std::to_string(bound) +
+                         " intermediate CA(s) below it (pathLenConstraint), and the path has " +
+                         std::to_string(counted) + " (RFC 5280 4.2.1.9)"});
+    } else if (all > bound) {
+      out.push_back({depth, ProblemCode::path_length_self_issued,
+                     path.who(d) + " allows " + std::to_string(bound) +
+                         " intermediate CA(s) below it (pathLenConstraint); the path has " +
+                         std::to_string(all) + ", " + std::to_string(all - counted) +
+                         " of them self-issued, which RFC 5280 4.2.1.9 does not count and Go "
+                         "and OpenSSL do"});
+    }
+  }
+}
+
+// VerifyOptions::max_depth: the intermediates between the leaf and the anchor, self-issued ones
+// (a key rollover: subject and issuer the same name) not counted, as RFC 5280 6.1.4 (l) does not
+// count them; x509-limbo's max_chain_depth counts the same way.
+void check_max_depth(const PathView& path, std::vector<RuleFinding>& out) {
+  if (!path.max_intermediates || path.certs.size() < 2) return;
+  const std::size_t end = path.anchored ? path.certs.size() - 1 : path.certs.size();
+  std::size_t counted = 0;
+  for (std::size_t d = 1; d < end; ++d) {
+    X509* c = path.certs[d];
+    if (X509_NAME_cmp(X509_get_subject_name(c), X509_get_issuer_name(c)) != 0) ++counted;
+  }
+  if (counted <= static_cast<std::size_t>(*path.max_intermediates)) return;
+  out.push_back({static_cast<int>(end - 1), ProblemCode::chain_too_long,
+                 "the path to a trust anchor has " + std::to_string(counted) +
+                     " intermediate CAs (self-issued ones not counted), more than the maximum "
+                     "depth of " +
+                     std::to_string(*path.max_intermediates) + " allows (at " +
+                     path.who(end - 1) + ")"});
 }
 
 }  // namespace
 
+bool leaf_key_usage_refuses(X509* leaf, Purpose purpose) {
+  if (purpose == Purpose::any) return false;
+  const std::uint32_t flags = X509_get_extension_flags(leaf);
+  if ((flags & EXFLAG_KUSAGE) == 0) return false;
+  const std::uint32_t needed = purpose == Purpose::server
+                                   ? KU_DIGITAL_SIGNATURE | KU_KEY_ENCIPHERMENT | KU_KEY_AGREEMENT
+                                   : KU_DIGITAL_SIGNATURE | KU_KEY_AGREEMENT;
+  return (X509_get_key_usage(leaf) & needed) == 0;
+}
+
 std::vector<RuleFinding> check_profile_rules(const PathView& path) {
   std::vector<RuleFinding> out;
+  check_path_length(path, out);
+  check_max_depth(path, out);
+  check_leaf_key_usage(path, out);
   for (std::size_t d = 0; d < path.certs.size(); ++d) {
     X509* cert = path.certs[d];
     const auto depth = static_cast<int>(d);
@@ -137,6 +232,11 @@ std::vector<RuleFinding> check_profile_rules(const PathView& path) {
     }
     check_eku(path, d, out);
     check_key_ids(path, d, out);
+    if (has_ext(cert, NID_policy_constraints) && !ext_critical(cert, NID_policy_constraints)) {
+      out.push_back({depth, ProblemCode::policy_constraints_not_critical,
+                     who + " has a non-critical policyConstraints extension (RFC 5280 4.2.1.11: "
+                           "conforming CAs MUST mark it critical)"});
+    }
     if (X509_NAME_entry_count(X509_get_subject_name(cert)) == 0 &&
         !ext_critical(cert, NID_subject_alt_name)) {
       out.push_back({depth, ProblemCode::empty_subject_san_not_critical,

@@ -98,8 +98,11 @@ constexpr RuleRow kUnderscore = rule("dns_name_underscore", "RFC 5280 4.2.1.6, B
 constexpr RuleRow kWildcardSuffix =
     rule("wildcard_public_suffix", "BR 3.2.2.6",
          "a wildcard over an ICANN public suffix (Chromium refuses)", {E, W, W, E});
-constexpr RuleRow kNcNotCritical = rule("name_constraints_not_critical", "RFC 5280 4.2.1.10",
-                                        "nameConstraints not critical", {W, N, E, E});
+// The BRs make an explicit exception to RFC 5280 here (7.1.2.5.2: SHOULD be critical, MAY not
+// be for legacy clients), so cabf warns where rfc5280 fails.
+constexpr RuleRow kNcNotCritical =
+    rule("name_constraints_not_critical", "RFC 5280 4.2.1.10 (BR 7.1.2.5.2 allows it)",
+         "nameConstraints not critical", {W, N, E, W});
 constexpr RuleRow kNcInLeaf = rule("name_constraints_in_leaf", "RFC 5280 4.2.1.10",
                                    "nameConstraints in an end entity", {W, W, E, E});
 constexpr RuleRow kExcludedWildcard =
@@ -163,6 +166,26 @@ constexpr RuleRow kEcCurve = rule("ec_curve_not_allowed", "BR 6.1.5, rustls-webp
                                   {E, W, W, E});
 constexpr RuleRow kEcExplicit = rule("ec_explicit_parameters", "RFC 5480 2.1.1",
                                      "an EC key with explicit curve parameters", {E, W, E, E});
+constexpr RuleRow kPathLenSelfIssued =
+    rule("path_length_self_issued", "RFC 5280 4.2.1.9 (Go and OpenSSL count them)",
+         "a pathLenConstraint exceeded only when self-issued intermediates count", {E, E, W, W});
+constexpr RuleRow kNcLeadingPeriod =
+    rule("dns_constraint_leading_period", "RFC 5280 4.2.1.10",
+         "a dNSName constraint with a leading period (every client reads it as subdomains only)",
+         {W, N, E, E});
+constexpr RuleRow kLeafKeyUsage =
+    rule("leaf_key_usage_purpose", "RFC 5280 4.2.1.12, RFC 8446 4.4.2.2",
+         "a leaf whose keyUsage allows no TLS use of its key", {E, E, W, E});
+constexpr RuleRow kSanSyntax = rule("invalid_san_syntax", "RFC 5280 4.2.1.6",
+                                    "a DNS SAN that is no host name, an email SAN no mailbox",
+                                    {W, N, E, E});
+constexpr RuleRow kPcNotCritical = rule("policy_constraints_not_critical", "RFC 5280 4.2.1.11",
+                                        "policyConstraints not critical", {W, N, E, E});
+constexpr RuleRow kRootAkiMismatch = rule("root_aki_mismatch", "BR 7.1.2.1.3",
+                                          "a root whose AKI keyIdentifier is not its SKI",
+                                          {W, N, W, E});
+constexpr RuleRow kCrlNumber = rule("crl_number_missing", "RFC 5280 5.2.3",
+                                    "a --crl-file CRL without cRLNumber", {W, N, E, E});
 constexpr RuleRow kRsaExponent = rule("rsa_exponent_invalid", "RFC 8017 3.1, BR 6.1.6",
                                       "an RSA exponent that is even or below 3", {E, W, E, E});
 
@@ -251,19 +274,26 @@ const RuleRow& rule_row(ProblemCode code) noexcept {
     case P::ec_explicit_parameters: return kEcExplicit;
     case P::rsa_exponent_invalid: return kRsaExponent;
     case P::broken_algorithm: return kBrokenAlgorithm;
+    case P::path_length_self_issued: return kPathLenSelfIssued;
+    case P::dns_constraint_leading_period: return kNcLeadingPeriod;
+    case P::leaf_key_usage_purpose: return kLeafKeyUsage;
+    case P::invalid_san_syntax: return kSanSyntax;
+    case P::policy_constraints_not_critical: return kPcNotCritical;
+    case P::root_aki_mismatch: return kRootAkiMismatch;
+    case P::crl_number_missing: return kCrlNumber;
   }
   return kX509Error;
 }
 
-const std::array<ProblemCode, 66>& all_problem_codes() noexcept {
+const std::array<ProblemCode, 73>& all_problem_codes() noexcept {
   // Codes are appended only, so the last one bounds the enum; the table test checks that every
   // value up to it has its own name.
-  static const std::array<ProblemCode, 66> codes = [] {
-    std::array<ProblemCode, 66> out{};
+  static const std::array<ProblemCode, 73> codes = [] {
+    std::array<ProblemCode, 73> out{};
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<ProblemCode>(i);
     return out;
   }();
-  static_assert(static_cast<std::size_t>(ProblemCode::broken_algorithm) + 1 == 66,
+  static_assert(static_cast<std::size_t>(ProblemCode::crl_number_missing) + 1 == 73,
                 "a new ProblemCode needs a row in rule_row() and a larger all_problem_codes()");
   return codes;
 }

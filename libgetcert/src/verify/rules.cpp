@@ -1,14 +1,22 @@
 #include "verify/rules.hpp"
 
+#include "internal/ossl.hpp"
 #include "internal/x509_util.hpp"
 
 namespace getcert::detail {
 
 bool PathView::has_root() const {
   if (!anchored || certs.empty()) return false;
+  if (root_cache) return *root_cache;
   X509* last = certs.back();
-  // Self-issued and self-signed: OpenSSL's cached EXFLAG_SS says both.
-  return (X509_get_extension_flags(last) & EXFLAG_SS) != 0;
+  bool root = (X509_get_extension_flags(last) & EXFLAG_SS) != 0;
+  if (!root && X509_NAME_cmp(X509_get_subject_name(last), X509_get_issuer_name(last)) == 0) {
+    EVP_PKEY* key = X509_get0_pubkey(last);
+    root = key != nullptr && X509_verify(last, key) == 1;
+    internal::clear_errors();
+  }
+  root_cache = root;
+  return root;
 }
 
 std::string PathView::who(std::size_t depth) const {
@@ -32,7 +40,8 @@ std::string PathView::who(std::size_t depth) const {
 std::vector<RuleFinding> check_rules(const PathView& path, RuleBudget& budget) {
   std::vector<RuleFinding> out;
   for (auto&& family : {check_name_rules(path), check_constraint_rules(path, budget),
-                        check_profile_rules(path), check_key_rules(path)}) {
+                        check_profile_rules(path), check_key_rules(path),
+                        check_crl_rules(path)}) {
     out.insert(out.end(), family.begin(), family.end());
   }
   if (budget.exhausted) {

@@ -9,6 +9,7 @@
 #include <openssl/x509.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,15 @@ struct PathView {
   std::vector<X509*> certs;
   bool anchored = false;  // the last certificate is a trust anchor
   Purpose purpose = Purpose::server;
+  // VerifyOptions::max_depth: at most this many intermediates (self-issued ones not counted).
+  std::optional<int> max_intermediates;
+  STACK_OF(X509_CRL) * crls = nullptr;  // the --crl-file CRLs (borrowed), may be null
+  mutable std::optional<bool> root_cache;  // has_root(), decided once (it checks a signature)
 
   // The last certificate is a self-signed trust anchor (a root, not an intermediate given as an
-  // anchor): the root rules apply to it.
+  // anchor): the root rules apply to it. Self-signed means its subject is its issuer and its own
+  // key verifies its signature, whatever its AKI says (OpenSSL's EXFLAG_SS also asks the AKI to
+  // match, which would hide a root with a wrong AKI from the rules about root AKIs).
   bool has_root() const;
   bool is_root(std::size_t depth) const { return has_root() && depth + 1 == certs.size(); }
   // "certificate at depth 1 'Example CA'": how every reason names the certificate.
@@ -63,10 +70,15 @@ struct RuleBudget {
   }
 };
 
+// The leaf's keyUsage allows none of the key uses TLS needs for `purpose` (OpenSSL's purpose
+// check refuses it too; verify.cpp leaves that refusal to the leaf_key_usage_purpose rule).
+bool leaf_key_usage_refuses(X509* leaf, Purpose purpose);
+
 std::vector<RuleFinding> check_name_rules(const PathView& path);
 std::vector<RuleFinding> check_constraint_rules(const PathView& path, RuleBudget& budget);
 std::vector<RuleFinding> check_profile_rules(const PathView& path);
 std::vector<RuleFinding> check_key_rules(const PathView& path);
+std::vector<RuleFinding> check_crl_rules(const PathView& path);
 
 // Every family, in a fixed order; an exhausted budget is a finding of its own.
 std::vector<RuleFinding> check_rules(const PathView& path, RuleBudget& budget);

@@ -31,6 +31,7 @@ struct RawProblem {
 
 // What the verify callback sees through the context's app data.
 struct ProblemLog {
+  Purpose purpose = Purpose::server;
   std::vector<RawProblem> problems;
   std::vector<int> without_crl;  // depths --crl-file had no CRL for (a warning, not a failure)
   std::int64_t now = 0;          // the verification time, also set in the context
@@ -43,6 +44,18 @@ int collect_problem(int ok, X509_STORE_CTX* ctx) {
   const int code = X509_STORE_CTX_get_error(ctx);
   const int depth = X509_STORE_CTX_get_error_depth(ctx);
   X509* cert = X509_STORE_CTX_get_current_cert(ctx);
+  // pathLenConstraint is judged by the rules (profile_rules.cpp), which know which profile
+  // exempts self-issued intermediates; OpenSSL counts some of them and Go all of them.
+  if (code == X509_V_ERR_PATH_LENGTH_EXCEEDED) return 1;
+  // A leaf refused for its keyUsage alone is the leaf_key_usage_purpose rule's to weigh (RFC
+  // 5280 6.1 never reads the leaf's keyUsage); its EKU and nsCertType stay OpenSSL's to judge.
+  if (code == X509_V_ERR_INVALID_PURPOSE && depth == 0 && cert != nullptr &&
+      detail::leaf_key_usage_refuses(cert, log->purpose) &&
+      X509_get_ext_by_NID(cert, NID_netscape_cert_type, -1) < 0) {
+    const std::uint32_t xku = X509_get_extended_key_usage(cert);
+    const std::uint32_t wanted = log->purpose == Purpose::server ? XKU_SSL_SERVER : XKU_SSL_CLIENT;
+    if ((X509_get_extension_flags(cert) & EXFLAG_XKUSAGE) == 0 || (xku & wanted) != 0) return 1;
+  }
   // Offline CRLs cover the issuers the user has CRLs for; the others are unchecked, not bad.
   if (code == X509_V_ERR_UNABLE_TO_GET_CRL) {
     log->without_crl.push_back(depth);
@@ -125,7 +138,8 @@ VerifyProblem describe(const RawProblem& raw, const std::vector<Certificate>& pr
       break;
     case X509_V_ERR_INVALID_PURPOSE:
       p.code = ProblemCode::wrong_purpose;
-      p.reason = "certificate " + who + " is not allowed for this purpose (extended key usage)";
+      p.reason = "certificate " + who + " is not allowed for this purpose (its extended key usage, " +
+                 "key usage or the issuers' extended key usage)";
       break;
     case X509_V_ERR_INVALID_CA:
       p.code = ProblemCode::invalid_ca;
@@ -278,6 +292,8 @@ struct PathResult {
 // profile instead (level 2 for webpki, openssl and cabf; a lower floor for rfc5280), so one
 // path build answers every profile.
 constexpr int kAuthLevel = 0;
+// OpenSSL's default bound on intermediates while it builds a path.
+constexpr int kOpensslDepth = 100;
 
 Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const VerifyOptions& options,
                               X509_STORE* store, std::int64_t now, bool partial_chain,
@@ -291,6 +307,7 @@ Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const Veri
   PathResult out;
   ProblemLog log;
   log.now = now;
+  log.purpose = options.purpose;
   X509_STORE_CTX_set_app_data(ctx.get(), &log);
   X509_STORE_CTX_set_verify_cb(ctx.get(), collect_problem);
   if (const int purpose = openssl_purpose(options.purpose); purpose != 0) {
@@ -301,7 +318,9 @@ Result<PathResult> build_path(X509* leaf, STACK_OF(X509) * untrusted, const Veri
   X509_VERIFY_PARAM_set_time(param, static_cast<time_t>(now));
   X509_VERIFY_PARAM_set_auth_level(param, kAuthLevel);
   if (partial_chain) X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_PARTIAL_CHAIN);
-  if (options.max_depth) X509_VERIFY_PARAM_set_depth(param, *options.max_depth);
+  // max_depth is the rules' to judge (self-issued intermediates do not count, as RFC 5280
+  // 6.1.4 (l) does not count them for pathLen); OpenSSL only needs room to build the path.
+  X509_VERIFY_PARAM_set_depth(param, std::max(options.max_depth.value_or(0), kOpensslDepth));
   if (crls != nullptr && sk_X509_CRL_num(crls) > 0) {
     X509_STORE_CTX_set0_crls(ctx.get(), crls);  // borrowed for the life of ctx
     X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL);
@@ -349,14 +368,17 @@ bool same_path(const std::vector<X509*>& certs, STACK_OF(X509) * chain) {
 }
 
 // The profile's rules over a path as far as it was built.
-std::vector<detail::RuleFinding> path_findings(const PathResult& path, Purpose purpose,
+std::vector<detail::RuleFinding> path_findings(const PathResult& path, const VerifyOptions& options,
+                                               STACK_OF(X509_CRL) * crls,
                                                detail::RuleBudget& budget) {
   detail::PathView view;
   for (int i = 0; i < sk_X509_num(path.chain.get()); ++i) {
     view.certs.push_back(sk_X509_value(path.chain.get(), i));
   }
   view.anchored = path.anchored;
-  view.purpose = purpose;
+  view.purpose = options.purpose;
+  view.max_intermediates = options.max_depth;
+  view.crls = crls;
   return detail::check_rules(view, budget);
 }
 
@@ -694,255 +716,313 @@ Result<Verification> verify_chain(const std::vector<Certificate>& presented,
 }
 
 namespace detail {
+namespace {
 
-Result<Verification> verify_with_store(const std::vector<Certificate>& presented,
-                                       const VerifyOptions& options, const TrustStore& trust,
-                                       const std::vector<X509*>& parsed) {
-  if (presented.empty()) return fail(Errc::invalid_argument, "no certificate to verify");
+// One verification as it goes through its phases: what came in, the path being judged, and
+// the Verification being filled. Each phase below is a step of docs/verification.md's pipeline:
+// build the first path -> complete it via AIA -> search the other paths -> the verified chain
+// -> names -> pins, staple, CRL coverage -> revocation -> the profile -> chain issues, verdict.
+struct Run {
+  Run(const std::vector<Certificate>& p, const VerifyOptions& o, const TrustStore& t)
+      : presented(p), options(o), trust(t), recorder(v.timings, o.on_step) {}
+
+  const std::vector<Certificate>& presented;
+  const VerifyOptions& options;
+  const TrustStore& trust;
+  Verification v;
+  const TimingRecorder recorder;  // collects v.timings while the run lives
   // One parsed handle per certificate for the whole verification: OpenSSL decodes a public
   // key lazily per handle, and that decode dominates the cost of verifying.
   std::vector<internal::X509Ptr> handles;
-  for (std::size_t i = 0; i < presented.size(); ++i) {
-    X509* given = i < parsed.size() ? parsed[i] : nullptr;
-    if (given != nullptr) X509_up_ref(given);
-    internal::X509Ptr h(given != nullptr ? given
-                                         : internal::x509_from_certificate(presented[i]).release());
-    if (!h) return fail(Errc::internal, "cannot re-read a presented certificate");
-    handles.push_back(std::move(h));
-  }
-  X509* leaf = handles.front().get();
-  internal::X509RefStackPtr untrusted(sk_X509_new_null());  // borrows from handles
-  if (!untrusted) return fail(Errc::internal, "out of memory");
-  for (std::size_t i = 1; i < handles.size(); ++i) sk_X509_push(untrusted.get(), handles[i].get());
-  const std::int64_t now = options.at_time.value_or(static_cast<std::int64_t>(std::time(nullptr)));
-
-  GETCERT_TRY_ASSIGN(auto crls, load_crl_files(options.crl_files));
+  internal::X509RefStackPtr untrusted;  // borrows from handles
+  X509* leaf = nullptr;
+  std::int64_t now = 0;
+  internal::X509CrlStackPtr crls;
   // One budget for every HTTP request verification makes (AIA, OCSP, CRL).
-  const auto network_deadline = detail::Clock::now() + options.network_timeout;
-  auto path = build_path(leaf, untrusted.get(), options, trust.store.get(), now, false, crls.get());
-  if (!path) return tl::unexpected(path.error());
-  // Every certificate the user names as trusted is an anchor, as in Go, browsers, curl and
-  // gRPC (OpenSSL's partial chains). A path to a self-signed root is still preferred.
-  if (trust.explicit_anchors && !path->anchored) {
-    auto partial =
-        build_path(leaf, untrusted.get(), options, trust.store.get(), now, true, crls.get());
-    if (!partial) return tl::unexpected(partial.error());
-    if (partial->anchored) path = std::move(partial);
-  }
-
-  Verification v;
-  v.trust_store = trust.description;
-  const TimingRecorder recorder(v.timings, options.on_step);
-
-  // Where the server left a gap, say so plainly; optionally complete it as a browser would.
-  const auto gap =
-      std::find_if(path->problems.begin(), path->problems.end(), [&](const RawProblem& p) {
-        if (!is_issuer_problem(p.code) || !p.cert) return false;
-        auto c = internal::certificate_from_x509(p.cert.get());
-        return c && !c->self_signed && !name_in_presented(c->issuer, presented) &&
-               !c->ca_issuers_urls.empty();
-      });
-  bool completed = false;
+  Clock::time_point network_deadline;
+  std::optional<PathResult> path;
+  // Where the server left a gap: the problem that says so, and how AIA completion went. Kept to
+  // restate the gap if path building later completes it through a downloaded issuer.
   std::optional<VerifyProblem> gap_problem;
-  // Kept to restate the gap if path building later completes it through a downloaded issuer.
+  bool completed = false;
   int gap_depth = 0;
   std::optional<Certificate> gap_child;
   std::string gap_url;
-  std::size_t aia_notes_from = v.warnings.size();
-  if (gap != path->problems.end()) {
-    gap_depth = gap->depth;
-    GETCERT_TRY_ASSIGN(auto child, internal::certificate_from_x509(gap->cert.get()));
-    gap_child = child;
-    std::vector<std::string> notes;
-    if (options.fetch_missing) {
-      v.fetched_intermediates = fetch_missing_issuers(
-          *path, network_deadline, options.check_revocation, options.proxy, notes, gap_url);
-      if (!v.fetched_intermediates.empty()) {
-        for (const auto& c : v.fetched_intermediates) {
-          internal::X509Ptr h = internal::x509_from_certificate(c);
-          if (h && sk_X509_push(untrusted.get(), h.get()) > 0) handles.push_back(std::move(h));
-        }
-        auto again =
-            build_path(leaf, untrusted.get(), options, trust.store.get(), now, false, crls.get());
-        if (!again) return tl::unexpected(again.error());
-        completed = std::none_of(again->problems.begin(), again->problems.end(),
-                                 [](const RawProblem& p) { return is_issuer_problem(p.code); });
-        if (completed) path = std::move(again);
-      }
-    }
-    gap_problem = missing_intermediate(gap_depth, child, completed, options.fetch_missing, gap_url);
-    // Notes explain a failed completion; after a success they are noise.
-    if (!completed) {
-      aia_notes_from = v.warnings.size();
-      for (auto& n : notes) {
-        v.warnings.push_back({ProblemCode::aia_fetch_failed, std::nullopt, std::move(n)});
-      }
-    }
-  }
-
-  // The profile's rules over the first path; one name-constraint budget for every path judged.
-  detail::RuleBudget rule_budget;
-  std::vector<detail::RuleFinding> findings = path_findings(*path, options.purpose, rule_budget);
+  std::size_t aia_notes_from = 0;
+  // The profile's rules over the chosen path; one name-constraint budget for every path judged.
+  RuleBudget rule_budget;
+  std::vector<RuleFinding> findings;
   // Store certificates the path search looked up: the chosen path may borrow them.
   std::vector<internal::X509Ptr> looked_up;
-  const bool first_ok =
-      path->ran && path->problems.empty() && !profile_rejects(findings, options.profile);
   std::optional<VerifyProblem> budget_problem;
-  // Only a failed first path pays for the search. The openssl profile is what OpenSSL clients
-  // accept, and they take OpenSSL's first path: no search for it.
-  if (!first_ok && options.profile != Profile::openssl &&
-      worth_searching(*path, findings, options.profile)) {
-    auto rejection = [&](STACK_OF(X509) * chain, const PathResult& judged,
-                         const std::vector<detail::RuleFinding>& rules) -> Result<RejectedPath> {
-      RejectedPath out;
-      for (int i = 0; i < sk_X509_num(chain); ++i) {
-        GETCERT_TRY_ASSIGN(auto c, internal::certificate_from_x509(sk_X509_value(chain, i)));
-        out.chain.push_back(std::move(c));
-      }
-      for (const auto& r : judged.problems) out.problems.push_back(describe(r, presented, now));
-      for (const auto& f : rules) {
-        if (detail::level_of(f, options.profile) == detail::RuleLevel::error) {
-          out.problems.push_back({f.depth, f.code, f.reason});
-        }
-      }
-      return out;
-    };
-    if (path->anchored) {
-      GETCERT_TRY_ASSIGN(auto first, rejection(path->chain.get(), *path, findings));
-      v.rejected_paths.push_back(std::move(first));
-    }
-    detail::IssuerSources sources;
-    for (std::size_t i = 1; i < handles.size(); ++i) sources.untrusted.push_back(handles[i].get());
-    sources.store = trust.store.get();
-    sources.explicit_anchors = trust.explicit_anchors;
-    sources.now = now;
-    if (options.max_depth) sources.max_intermediates = static_cast<std::size_t>(*options.max_depth);
-    std::optional<PathResult> chosen;
-    std::vector<detail::RuleFinding> chosen_findings;
-    std::optional<Error> judge_error;
-    using detail::Judgement;
-    const detail::PathJudge judge = [&](const std::vector<X509*>& certs) {
-      // The first path, judged above.
-      if (same_path(certs, path->chain.get())) return Judgement::already_judged;
-      ++v.path_search.candidate_paths;
-      auto judged = judge_exact_path(certs, options, now, crls.get());
-      if (!judged) {
-        judge_error = judged.error();
-        return Judgement::accepted;  // stop: the same failure would repeat for every path
-      }
-      auto rules = path_findings(*judged, options.purpose, rule_budget);
-      if (judged->ran && judged->problems.empty() && !profile_rejects(rules, options.profile)) {
-        chosen = std::move(*judged);
-        chosen_findings = std::move(rules);
-        return Judgement::accepted;
-      }
-      auto rejected = rejection(judged->chain.get(), *judged, rules);
-      if (!rejected) {
-        judge_error = rejected.error();
-        return Judgement::accepted;  // stop, as above
-      }
-      v.rejected_paths.push_back(std::move(*rejected));
-      return Judgement::rejected;
-    };
-    detail::PathBudget budget;
-    const detail::SearchEnd end = detail::search_paths(leaf, sources, budget, judge, looked_up);
-    if (judge_error) return tl::unexpected(*judge_error);
-    v.path_search.ran = true;
-    v.path_search.signature_checks = budget.signatures_used();
-    v.path_search.build_calls = budget.build_calls_used();
-    v.path_search.budget_exhausted = end == detail::SearchEnd::exhausted;
-    if (chosen) {
-      *path = std::move(*chosen);
-      findings = std::move(chosen_findings);
-      // The chosen path may or may not need what AIA brought; say so only if it does.
-      completed = std::any_of(
-          v.fetched_intermediates.begin(), v.fetched_intermediates.end(),
-          [&](const Certificate& f) {
-            for (int i = 0; i < sk_X509_num(path->chain.get()); ++i) {
-              auto c = internal::certificate_from_x509(sk_X509_value(path->chain.get(), i));
-              if (c && same_certificate(*c, f)) return true;
-            }
-            return false;
-          });
-      if (!completed) {
-        gap_problem.reset();
-      } else if (gap_child) {
-        gap_problem =
-            missing_intermediate(gap_depth, *gap_child, true, options.fetch_missing, gap_url);
-        v.warnings.erase(v.warnings.begin() + static_cast<std::ptrdiff_t>(aia_notes_from),
-                         v.warnings.end());
-      }
-    } else if (v.path_search.budget_exhausted) {
-      budget_problem =
-          VerifyProblem{0, ProblemCode::budget_exhausted, budget_reason(budget.exhausted)};
-    }
-  }
-  v.path_search.name_constraint_comparisons =
-      detail::RuleBudget{}.name_constraint_comparisons - rule_budget.name_constraint_comparisons;
-
-  for (const auto& r : path->problems) {
-    if (gap_problem && is_issuer_problem(r.code)) continue;
-    v.errors.push_back(describe(r, presented, now));
-  }
-  if (budget_problem) v.errors.push_back(*budget_problem);
-  // A gap completed from the AIA URL still counts as a path to a trust anchor.
-  v.trusted = path->ran && v.errors.empty() && (!gap_problem || completed);
-  v.completed_by_aia = v.trusted && completed;
-  if (gap_problem) v.errors.insert(v.errors.begin(), *gap_problem);
-
-  if (v.trusted) {
-    STACK_OF(X509)* chain = path->chain.get();
-    for (int i = 0; i < sk_X509_num(chain); ++i) {
-      X509* link = sk_X509_value(chain, i);
-      // Certificates the server sent are already modelled; only the others need converting.
-      const auto same = std::find_if(handles.begin(), handles.end(),
-                                     [&](const internal::X509Ptr& h) { return h.get() == link; });
-      const auto index = static_cast<std::size_t>(same - handles.begin());
-      if (same != handles.end() && index < presented.size()) {
-        v.verified_chain.push_back(presented[index]);
-        continue;
-      }
-      GETCERT_TRY_ASSIGN(auto c, internal::certificate_from_x509(link));
-      v.verified_chain.push_back(std::move(c));
-    }
-    // An intermediate the server did not send, supplied by the local store: never silent.
-    for (std::size_t i = 1; i + 1 < v.verified_chain.size(); ++i) {
-      const auto& c = v.verified_chain[i];
-      const auto same = [&](const Certificate& p) { return same_certificate(p, c); };
-      const bool sent = std::any_of(presented.begin(), presented.end(), same);
-      const bool downloaded =
-          std::any_of(v.fetched_intermediates.begin(), v.fetched_intermediates.end(), same);
-      if (!sent && !downloaded) {
-        v.intermediate_from_store = true;
-        v.errors.push_back({static_cast<int>(i), ProblemCode::missing_intermediate,
-                            "server did not send the intermediate '" + c.display_name() +
-                                "'; it was found only in the local trust store, so clients "
-                                "without it will fail"});
-      }
-    }
-    const Certificate& anchor = v.verified_chain.back();
-    if (!anchor.self_signed) {
-      v.warnings.push_back(
-          {ProblemCode::anchor_not_self_signed, static_cast<int>(v.verified_chain.size() - 1),
-           "the chain is trusted at '" + anchor.display_name() +
-               "', which is not a root: clients trust it only when given this certificate "
-               "itself as a trust anchor (Go, browsers, curl and gRPC do; openssl verify "
-               "needs -partial_chain)"});
-    }
-  }
-
-  v.hostname_ok = true;
   bool name_by_cn = false;
+};
+
+Result<void> parse_presented(Run& r, const std::vector<X509*>& parsed) {
+  for (std::size_t i = 0; i < r.presented.size(); ++i) {
+    X509* given = i < parsed.size() ? parsed[i] : nullptr;
+    if (given != nullptr) X509_up_ref(given);
+    internal::X509Ptr h(given != nullptr
+                            ? given
+                            : internal::x509_from_certificate(r.presented[i]).release());
+    if (!h) return fail(Errc::internal, "cannot re-read a presented certificate");
+    r.handles.push_back(std::move(h));
+  }
+  r.leaf = r.handles.front().get();
+  r.untrusted.reset(sk_X509_new_null());
+  if (!r.untrusted) return fail(Errc::internal, "out of memory");
+  for (std::size_t i = 1; i < r.handles.size(); ++i) {
+    sk_X509_push(r.untrusted.get(), r.handles[i].get());
+  }
+  r.now = r.options.at_time.value_or(static_cast<std::int64_t>(std::time(nullptr)));
+  GETCERT_TRY_ASSIGN(r.crls, load_crl_files(r.options.crl_files));
+  r.network_deadline = Clock::now() + r.options.network_timeout;
+  return {};
+}
+
+Result<PathResult> build_from_presented(Run& r, bool partial_chain) {
+  return build_path(r.leaf, r.untrusted.get(), r.options, r.trust.store.get(), r.now,
+                    partial_chain, r.crls.get());
+}
+
+// The path OpenSSL builds first. Every certificate the user names as trusted is an anchor, as
+// in Go, browsers, curl and gRPC (OpenSSL's partial chains); a path to a self-signed root is
+// still preferred.
+Result<void> build_first_path(Run& r) {
+  GETCERT_TRY_ASSIGN(auto first, build_from_presented(r, false));
+  r.path = std::move(first);
+  if (r.trust.explicit_anchors && !r.path->anchored) {
+    GETCERT_TRY_ASSIGN(auto partial, build_from_presented(r, true));
+    if (partial.anchored) r.path = std::move(partial);
+  }
+  return {};
+}
+
+// Where the server left a gap, say so plainly; with fetch_missing, complete it as a browser
+// would, from the CA Issuers URLs.
+Result<void> complete_via_aia(Run& r) {
+  const auto gap =
+      std::find_if(r.path->problems.begin(), r.path->problems.end(), [&](const RawProblem& p) {
+        if (!is_issuer_problem(p.code) || !p.cert) return false;
+        auto c = internal::certificate_from_x509(p.cert.get());
+        return c && !c->self_signed && !name_in_presented(c->issuer, r.presented) &&
+               !c->ca_issuers_urls.empty();
+      });
+  r.aia_notes_from = r.v.warnings.size();
+  if (gap == r.path->problems.end()) return {};
+  r.gap_depth = gap->depth;
+  GETCERT_TRY_ASSIGN(auto child, internal::certificate_from_x509(gap->cert.get()));
+  r.gap_child = child;
+  std::vector<std::string> notes;
+  if (r.options.fetch_missing) {
+    r.v.fetched_intermediates =
+        fetch_missing_issuers(*r.path, r.network_deadline, r.options.check_revocation,
+                              r.options.proxy, notes, r.gap_url);
+    if (!r.v.fetched_intermediates.empty()) {
+      for (const auto& c : r.v.fetched_intermediates) {
+        internal::X509Ptr h = internal::x509_from_certificate(c);
+        if (h && sk_X509_push(r.untrusted.get(), h.get()) > 0) r.handles.push_back(std::move(h));
+      }
+      GETCERT_TRY_ASSIGN(auto again, build_from_presented(r, false));
+      r.completed = std::none_of(again.problems.begin(), again.problems.end(),
+                                 [](const RawProblem& p) { return is_issuer_problem(p.code); });
+      if (r.completed) r.path = std::move(again);
+    }
+  }
+  r.gap_problem =
+      missing_intermediate(r.gap_depth, child, r.completed, r.options.fetch_missing, r.gap_url);
+  // Notes explain a failed completion; after a success they are noise.
+  if (!r.completed) {
+    r.aia_notes_from = r.v.warnings.size();
+    for (auto& n : notes) {
+      r.v.warnings.push_back({ProblemCode::aia_fetch_failed, std::nullopt, std::move(n)});
+    }
+  }
+  return {};
+}
+
+// A rejected path as the report shows it: the chain and every reason it failed.
+Result<RejectedPath> rejection(const Run& r, STACK_OF(X509) * chain, const PathResult& judged,
+                               const std::vector<RuleFinding>& rules) {
+  RejectedPath out;
+  for (int i = 0; i < sk_X509_num(chain); ++i) {
+    GETCERT_TRY_ASSIGN(auto c, internal::certificate_from_x509(sk_X509_value(chain, i)));
+    out.chain.push_back(std::move(c));
+  }
+  for (const auto& p : judged.problems) out.problems.push_back(describe(p, r.presented, r.now));
+  for (const auto& f : rules) {
+    if (level_of(f, r.options.profile) == RuleLevel::error) {
+      out.problems.push_back({f.depth, f.code, f.reason});
+    }
+  }
+  return out;
+}
+
+// The chosen path may or may not need what AIA brought; the gap is restated only if it does.
+void restate_gap_for(Run& r) {
+  r.completed = std::any_of(
+      r.v.fetched_intermediates.begin(), r.v.fetched_intermediates.end(),
+      [&](const Certificate& f) {
+        for (int i = 0; i < sk_X509_num(r.path->chain.get()); ++i) {
+          auto c = internal::certificate_from_x509(sk_X509_value(r.path->chain.get(), i));
+          if (c && same_certificate(*c, f)) return true;
+        }
+        return false;
+      });
+  if (!r.completed) {
+    r.gap_problem.reset();
+  } else if (r.gap_child) {
+    r.gap_problem =
+        missing_intermediate(r.gap_depth, *r.gap_child, true, r.options.fetch_missing, r.gap_url);
+    r.v.warnings.erase(r.v.warnings.begin() + static_cast<std::ptrdiff_t>(r.aia_notes_from),
+                       r.v.warnings.end());
+  }
+}
+
+// Where the path search looks for issuers: what the server sent (and AIA brought), the store.
+IssuerSources issuer_sources(const Run& r) {
+  IssuerSources sources;
+  for (std::size_t i = 1; i < r.handles.size(); ++i) sources.untrusted.push_back(r.handles[i].get());
+  sources.store = r.trust.store.get();
+  sources.explicit_anchors = r.trust.explicit_anchors;
+  sources.now = r.now;
+  if (r.options.max_depth) sources.max_intermediates = static_cast<std::size_t>(*r.options.max_depth);
+  return sources;
+}
+
+// Only a failed first path pays for the search. The openssl profile is what OpenSSL clients
+// accept, and they take OpenSSL's first path: no search for it.
+Result<void> search_other_paths(Run& r) {
+  r.findings = path_findings(*r.path, r.options, r.crls.get(), r.rule_budget);
+  const bool first_ok = r.path->ran && r.path->problems.empty() &&
+                        !profile_rejects(r.findings, r.options.profile);
+  if (first_ok || r.options.profile == Profile::openssl ||
+      !worth_searching(*r.path, r.findings, r.options.profile)) {
+    return {};
+  }
+  if (r.path->anchored) {
+    GETCERT_TRY_ASSIGN(auto first, rejection(r, r.path->chain.get(), *r.path, r.findings));
+    r.v.rejected_paths.push_back(std::move(first));
+  }
+  const IssuerSources sources = issuer_sources(r);
+  std::optional<PathResult> chosen;
+  std::vector<RuleFinding> chosen_findings;
+  std::optional<Error> judge_error;
+  const PathJudge judge = [&](const std::vector<X509*>& certs) {
+    if (same_path(certs, r.path->chain.get())) return Judgement::already_judged;  // the first
+    ++r.v.path_search.candidate_paths;
+    auto judged = judge_exact_path(certs, r.options, r.now, r.crls.get());
+    if (!judged) {
+      judge_error = judged.error();
+      return Judgement::accepted;  // stop: the same failure would repeat for every path
+    }
+    auto rules = path_findings(*judged, r.options, r.crls.get(), r.rule_budget);
+    if (judged->ran && judged->problems.empty() && !profile_rejects(rules, r.options.profile)) {
+      chosen = std::move(*judged);
+      chosen_findings = std::move(rules);
+      return Judgement::accepted;
+    }
+    auto rejected = rejection(r, judged->chain.get(), *judged, rules);
+    if (!rejected) {
+      judge_error = rejected.error();
+      return Judgement::accepted;  // stop, as above
+    }
+    r.v.rejected_paths.push_back(std::move(*rejected));
+    return Judgement::rejected;
+  };
+  PathBudget budget;
+  const SearchEnd end = search_paths(r.leaf, sources, budget, judge, r.looked_up);
+  if (judge_error) return tl::unexpected(*judge_error);
+  r.v.path_search.ran = true;
+  r.v.path_search.signature_checks = budget.signatures_used();
+  r.v.path_search.build_calls = budget.build_calls_used();
+  r.v.path_search.budget_exhausted = end == SearchEnd::exhausted;
+  if (chosen) {
+    *r.path = std::move(*chosen);
+    r.findings = std::move(chosen_findings);
+    restate_gap_for(r);
+  } else if (r.v.path_search.budget_exhausted) {
+    r.budget_problem =
+        VerifyProblem{0, ProblemCode::budget_exhausted, budget_reason(budget.exhausted)};
+  }
+  return {};
+}
+
+// The path's own errors decide `trusted`; a gap completed from the AIA URL still counts as a
+// path to a trust anchor.
+void judge_path(Run& r) {
+  Verification& v = r.v;
+  v.path_search.name_constraint_comparisons =
+      RuleBudget{}.name_constraint_comparisons - r.rule_budget.name_constraint_comparisons;
+  for (const auto& p : r.path->problems) {
+    if (r.gap_problem && is_issuer_problem(p.code)) continue;
+    v.errors.push_back(describe(p, r.presented, r.now));
+  }
+  if (r.budget_problem) v.errors.push_back(*r.budget_problem);
+  v.trusted = r.path->ran && v.errors.empty() && (!r.gap_problem || r.completed);
+  v.completed_by_aia = v.trusted && r.completed;
+  if (r.gap_problem) v.errors.insert(v.errors.begin(), *r.gap_problem);
+}
+
+// The verified chain in the model, each certificate the server sent as it was modelled, and
+// what that chain says about the server (an intermediate only the store had, a non-root anchor).
+Result<void> assemble_verified_chain(Run& r) {
+  Verification& v = r.v;
+  if (!v.trusted) return {};
+  STACK_OF(X509)* chain = r.path->chain.get();
+  for (int i = 0; i < sk_X509_num(chain); ++i) {
+    X509* link = sk_X509_value(chain, i);
+    const auto same = std::find_if(r.handles.begin(), r.handles.end(),
+                                   [&](const internal::X509Ptr& h) { return h.get() == link; });
+    const auto index = static_cast<std::size_t>(same - r.handles.begin());
+    if (same != r.handles.end() && index < r.presented.size()) {
+      v.verified_chain.push_back(r.presented[index]);
+      continue;
+    }
+    GETCERT_TRY_ASSIGN(auto c, internal::certificate_from_x509(link));
+    v.verified_chain.push_back(std::move(c));
+  }
+  // An intermediate the server did not send, supplied by the local store: never silent.
+  for (std::size_t i = 1; i + 1 < v.verified_chain.size(); ++i) {
+    const auto& c = v.verified_chain[i];
+    const auto same = [&](const Certificate& p) { return same_certificate(p, c); };
+    const bool sent = std::any_of(r.presented.begin(), r.presented.end(), same);
+    const bool downloaded =
+        std::any_of(v.fetched_intermediates.begin(), v.fetched_intermediates.end(), same);
+    if (!sent && !downloaded) {
+      v.intermediate_from_store = true;
+      v.errors.push_back({static_cast<int>(i), ProblemCode::missing_intermediate,
+                          "server did not send the intermediate '" + c.display_name() +
+                              "'; it was found only in the local trust store, so clients "
+                              "without it will fail"});
+    }
+  }
+  const Certificate& anchor = v.verified_chain.back();
+  if (!anchor.self_signed) {
+    v.warnings.push_back(
+        {ProblemCode::anchor_not_self_signed, static_cast<int>(v.verified_chain.size() - 1),
+         "the chain is trusted at '" + anchor.display_name() +
+             "', which is not a root: clients trust it only when given this certificate "
+             "itself as a trust anchor (Go, browsers, curl and gRPC do; openssl verify "
+             "needs -partial_chain)"});
+  }
+  return {};
+}
+
+// RFC 6125: any one of the names asked will do; the first one's mismatch explains a failure.
+void check_names(Run& r) {
+  Verification& v = r.v;
+  const auto& options = r.options;
+  v.hostname_ok = true;
   std::vector<std::string> wanted;
   if (!options.name.empty()) wanted.push_back(options.name);
   for (const auto& n : options.names) {
     if (!n.empty()) wanted.push_back(n);
   }
   if (!wanted.empty()) {
-    // Any one of the names will do; the first one's mismatch explains a failure.
     NameCheck name;
     for (std::size_t i = 0; i < wanted.size(); ++i) {
-      NameCheck one = check_name(leaf, presented.front(), wanted[i]);
+      NameCheck one = check_name(r.leaf, r.presented.front(), wanted[i]);
       if (!one.problem) {
         name = std::move(one);
         break;
@@ -956,46 +1036,54 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
       }
       name.problem->reason += ")";
     }
-    name_by_cn = !name.problem && name.by_common_name;
+    r.name_by_cn = !name.problem && name.by_common_name;
     if (name.problem) {
       v.hostname_ok = false;
       v.errors.insert(v.errors.begin(), std::move(*name.problem));
     } else if (name.by_common_name && options.profile == Profile::openssl) {
       v.warnings.push_back({ProblemCode::cn_fallback, 0,
-                            "'" + presented.front().subject_cn +
+                            "'" + r.presented.front().subject_cn +
                                 "' matched only the subject CN: the leaf has no subjectAltName "
                                 "extension, so Go, browsers and many other clients reject it"});
     }
   }
   if (!options.email.empty() &&
-      X509_check_email(leaf, options.email.data(), options.email.size(), 0) != 1) {
+      X509_check_email(r.leaf, options.email.data(), options.email.size(), 0) != 1) {
+    const auto& emails = r.presented.front().sans.email;
     v.hostname_ok = false;
-    v.errors.insert(
-        v.errors.begin(),
-        {0, ProblemCode::email_mismatch,
-         "email mismatch: certificate is not valid for " + options.email +
-             (presented.front().sans.email.empty()
-                  ? " (it has no email address SANs)"
-                  : " (its email SANs are " + list_names(presented.front().sans.email) + ")")});
+    v.errors.insert(v.errors.begin(),
+                    {0, ProblemCode::email_mismatch,
+                     "email mismatch: certificate is not valid for " + options.email +
+                         (emails.empty() ? " (it has no email address SANs)"
+                                         : " (its email SANs are " + list_names(emails) + ")")});
   }
-  if (v.trusted) {
-    std::vector<int> told;
-    for (const int depth : path->without_crl) {
-      const auto at = static_cast<std::size_t>(depth);
-      const bool root = at + 1 == v.verified_chain.size() && v.verified_chain.back().self_signed;
-      if (root || at >= v.verified_chain.size() ||
-          std::find(told.begin(), told.end(), depth) != told.end()) {
-        continue;
-      }
-      told.push_back(depth);
-      v.warnings.push_back({ProblemCode::revocation_unchecked, depth,
-                            "no CRL among the CRL files covers '" +
-                                v.verified_chain[at].display_name() + "' (issued by '" +
-                                v.verified_chain[at].issuer + "'): its revocation is unchecked"});
+}
+
+// The certificates of the verified chain that no --crl-file covers (roots need none).
+void note_crl_coverage(Run& r) {
+  Verification& v = r.v;
+  if (!v.trusted) return;
+  std::vector<int> told;
+  for (const int depth : r.path->without_crl) {
+    const auto at = static_cast<std::size_t>(depth);
+    const bool root = at + 1 == v.verified_chain.size() && v.verified_chain.back().self_signed;
+    if (root || at >= v.verified_chain.size() ||
+        std::find(told.begin(), told.end(), depth) != told.end()) {
+      continue;
     }
+    told.push_back(depth);
+    v.warnings.push_back({ProblemCode::revocation_unchecked, depth,
+                          "no CRL among the CRL files covers '" +
+                              v.verified_chain[at].display_name() + "' (issued by '" +
+                              v.verified_chain[at].issuer + "'): its revocation is unchecked"});
   }
+}
+
+void check_pins_and_staple(Run& r) {
+  Verification& v = r.v;
+  const auto& options = r.options;
   if (!options.pins.empty()) {
-    const auto& candidates = v.verified_chain.empty() ? presented : v.verified_chain;
+    const auto& candidates = v.verified_chain.empty() ? r.presented : v.verified_chain;
     if (!pin_matches(options.pins, candidates)) {
       v.pins_ok = false;
       v.errors.push_back(
@@ -1003,30 +1091,51 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
            "no certificate in the chain matches the pinned key(s) " + list_names(options.pins)});
     }
   }
-  if (options.from_handshake && presented.front().must_staple && options.ocsp_staple.empty()) {
+  if (options.from_handshake && r.presented.front().must_staple && options.ocsp_staple.empty()) {
     v.staple_ok = false;
     v.errors.push_back({0, ProblemCode::must_staple_missing,
-                        "certificate '" + presented.front().display_name() +
+                        "certificate '" + r.presented.front().display_name() +
                             "' requires a stapled OCSP response (TLS Feature must-staple), but "
                             "the server sent none; clients that enforce must-staple reject it"});
   }
-  if (v.trusted) {
-    check_revocation_evidence(v, options, path->chain.get(), now, network_deadline);
-  }
+}
 
-  // The profile's rules, over the chosen path as far as it was built.
-  detail::apply_profile(v, findings, options.profile, name_by_cn);
-
-  v.chain_issues = find_chain_issues(presented, handles, path->chain.get(), now);
+// The profile's rules over the chosen path, then what the server sends, then the verdict.
+void conclude(Run& r) {
+  Verification& v = r.v;
+  apply_profile(v, r.findings, r.options.profile, r.name_by_cn);
+  v.chain_issues = find_chain_issues(r.presented, r.handles, r.path->chain.get(), r.now);
   for (const auto& e : v.errors) {
     if (e.code == ProblemCode::missing_intermediate) {
       v.chain_issues.push_back({ProblemCode::missing_intermediate, std::nullopt, e.reason});
     }
   }
-
   v.verdict = verdict_from(v);
   v.ok = v.verdict == Verdict::valid;
-  return v;
+}
+
+}  // namespace
+
+Result<Verification> verify_with_store(const std::vector<Certificate>& presented,
+                                       const VerifyOptions& options, const TrustStore& trust,
+                                       const std::vector<X509*>& parsed) {
+  if (presented.empty()) return fail(Errc::invalid_argument, "no certificate to verify");
+  Run r(presented, options, trust);
+  r.v.trust_store = trust.description;
+  GETCERT_TRY(parse_presented(r, parsed));
+  GETCERT_TRY(build_first_path(r));
+  GETCERT_TRY(complete_via_aia(r));
+  GETCERT_TRY(search_other_paths(r));
+  judge_path(r);
+  GETCERT_TRY(assemble_verified_chain(r));
+  check_names(r);
+  note_crl_coverage(r);
+  check_pins_and_staple(r);
+  if (r.v.trusted) {
+    check_revocation_evidence(r.v, options, r.path->chain.get(), r.now, r.network_deadline);
+  }
+  conclude(r);
+  return std::move(r.v);
 }
 
 }  // namespace detail
