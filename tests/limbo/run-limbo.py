@@ -171,9 +171,11 @@ def plan_case(case, profile, case_dir):
     depth = case.get("max_chain_depth")
     if depth is not None:
         # limbo: the most intermediates between the peer and the trust anchor (a depth of 0
-        # allows none). getcert's --max-depth counts the same thing (OpenSSL's verify_depth)
-        # and takes 0..100; it refuses a longer chain whatever it is given, so a larger limit
-        # means no more than 100.
+        # allows none; its cases count a self-issued intermediate as the same logical CA, as
+        # RFC 5280 6.1.4 (l) does). getcert's --max-depth counts intermediates too, as
+        # OpenSSL's verify_depth does (every one). Capped at 100: getcert before 08c3c2f takes
+        # 0..100 only, and no case has more than 100 intermediates, so the cap admits every
+        # chain the limit does.
         base += ["--max-depth", str(min(int(depth), 100))]
     if case.get("crls"):
         # CRLs mean the peer's revocation is checked against them; getcert checks every
