@@ -50,6 +50,11 @@ void add_verify_options(CLI::App* cmd, VerifyArgs& args, bool online) {
       cmd->add_option("--purpose", args.purpose, "Purpose to check: server (default), client, any"),
       std::map<std::string, Purpose>{
           {"server", Purpose::server}, {"client", Purpose::client}, {"any", Purpose::any}});
+  cmd->add_option("--key-usage", args.key_usages,
+                  "keyUsage bits the leaf must also assert, as RFC 5280 names them "
+                  "(digitalSignature, keyEncipherment, keyAgreement, ...; repeatable or "
+                  "comma-separated)")
+      ->delimiter(',');
   cmd->add_option("--profile", args.profile,
                   "Rules that decide the verdict: webpki (default; fails what Chromium, "
                   "Firefox, Go or rustls-webpki refuse), openssl (what gRPC C++, curl and Python "
@@ -79,6 +84,17 @@ Result<VerifySettings> build_verify_settings(const VerifyArgs& args, bool online
   o.check_revocation = args.check_revocation || args.require_revocation;
   o.require_revocation = args.require_revocation;
   o.purpose = args.purpose;
+  for (const auto& name : args.key_usages) {
+    const auto usage = key_usage_from_string(name);
+    if (!usage) {
+      return fail(Errc::invalid_argument,
+                  "--key-usage takes RFC 5280's names (digitalSignature, nonRepudiation, "
+                  "keyEncipherment, dataEncipherment, keyAgreement, keyCertSign, cRLSign, "
+                  "encipherOnly, decipherOnly), not '" +
+                      name + "'");
+    }
+    o.key_usages.push_back(*usage);
+  }
   const auto profile = profile_from_string(args.profile);
   if (!profile) {
     return fail(Errc::invalid_argument,

@@ -111,6 +111,28 @@ def check_conflicts(cases):
     return problems
 
 
+# --- where limbo contradicts itself ------------------------------------------------------------
+#
+# Cases whose expected result the suite itself contradicts: no rule can give both answers, so
+# getcert follows the cases written to test the rule, and these are reported as DISPUTED (never
+# right, never silent) with the reason. A verdict never comes from this list: it only tells the
+# runner not to call getcert's answer wrong. Each entry names the case and the cases it
+# contradicts.
+DISPUTED = {
+    # BR 7.1.4.3: a CN, when present, is a character-for-character copy of a SAN. limbo's
+    # webpki::cn::* cases (not-in-san, case-mismatch, punycode-not-in-san, the IP forms) expect
+    # that rule enforced; these three older cases give their leaves limbo's default CN
+    # "example.com", which is not among their SANs (*.example.com, IP 127.0.0.1), and expect
+    # success. Under cabf getcert enforces the rule (BR 7.1.4.3), as the cn:: cases ask.
+    "webpki::san::leftmost-wildcard-san": "CN example.com not among its SANs: contradicts "
+                                          "webpki::cn::not-in-san (BR 7.1.4.3)",
+    "webpki::san::exact-localhost-ip-san": "CN example.com not among its SANs: contradicts "
+                                           "webpki::cn::not-in-san (BR 7.1.4.3)",
+    "webpki::nc::nc-permits-dns-san-pattern": "CN example.com not among its SANs: contradicts "
+                                              "webpki::cn::not-in-san (BR 7.1.4.3)",
+}
+
+
 # --- mapping a case to getcert's options -------------------------------------------------------
 
 # What --purpose checks (the leaf's and the CAs' extendedKeyUsage, OpenSSL purposes
@@ -145,9 +167,7 @@ def plan_case(case, profile, case_dir):
     if case.get("signature_algorithms"):
         plan.gaps.append("signature_algorithms %s: getcert has no option to restrict the "
                          "signature algorithms" % case["signature_algorithms"])
-    if case.get("key_usage"):
-        plan.gaps.append("key_usage %s: getcert has no option to require key usages of the "
-                         "leaf (only --purpose's implied ones)" % case["key_usage"])
+    key_usages = case.get("key_usage") or []
     extra_ekus = [e for e in case.get("extended_key_usage") or [] if e != purpose_eku]
     if extra_ekus:
         plan.gaps.append("extended_key_usage %s: getcert's --purpose %s requires %s only"
@@ -166,6 +186,9 @@ def plan_case(case, profile, case_dir):
             "--profile", profile, "-o", "json"]
     if case.get("validation_time"):
         base += ["--at", rfc3339(case["validation_time"])]
+    if key_usages:
+        # limbo's key usages are RFC 5280's names, as --key-usage takes them.
+        base += ["--key-usage", ",".join(key_usages)]
     # Without one, limbo means "now"; every certificate of such a case is valid for centuries.
 
     depth = case.get("max_chain_depth")
@@ -173,10 +196,8 @@ def plan_case(case, profile, case_dir):
         # limbo: the most intermediates between the peer and the trust anchor (a depth of 0
         # allows none; its cases count a self-issued intermediate as the same logical CA, as
         # RFC 5280 6.1.4 (l) does). getcert's --max-depth counts intermediates too, as
-        # OpenSSL's verify_depth does (every one). Capped at 100: getcert before 08c3c2f takes
-        # 0..100 only, and no case has more than 100 intermediates, so the cap admits every
-        # chain the limit does.
-        base += ["--max-depth", str(min(int(depth), 100))]
+        # getcert's --max-depth counts the same way.
+        base += ["--max-depth", str(int(depth))]
     if case.get("crls"):
         # CRLs mean the peer's revocation is checked against them; getcert checks every
         # certificate whose issuer has a CRL in the file.
@@ -377,6 +398,11 @@ def main():
         if a.verdict == case["expected_result"]:
             c["right"] += 1
             continue
+        if case["id"] in DISPUTED and a.codes == ["cn_not_in_sans"]:
+            c["disputed"] += 1
+            print(f"DISPUTED {case['id']} [--profile {plan.profile}]: expected "
+                  f"{case['expected_result']}, got {a.verdict}: {DISPUTED[case['id']]}")
+            continue
         c["wrong"] += 1
         codes = ",".join(a.codes) if a.codes else "-"
         print(f"WRONG {case['id']} [--profile {plan.profile}]: expected {case['expected_result']}, "
@@ -385,10 +411,12 @@ def main():
     total = collections.Counter()
     for ns, c in counts.items():
         total.update(c)
-        print(f"limbo {ns}: {c['right']} right, {c['wrong']} wrong, {c['skipped']} skipped "
-              f"of {c['total']} (--profile {', '.join(sorted(profiles[ns]))})")
-    print(f"limbo: {total['right']} right, {total['wrong']} wrong, {total['skipped']} skipped "
-          f"of {total['total']} ({elapsed:.0f} s, {args.jobs} workers, {args.getcert})")
+        print(f"limbo {ns}: {c['right']} right, {c['wrong']} wrong, {c['skipped']} skipped, "
+              f"{c['disputed']} disputed of {c['total']} "
+              f"(--profile {', '.join(sorted(profiles[ns]))})")
+    print(f"limbo: {total['right']} right, {total['wrong']} wrong, {total['skipped']} skipped, "
+          f"{total['disputed']} disputed of {total['total']} ({elapsed:.0f} s, {args.jobs} "
+          f"workers, {args.getcert})")
     if substitute:
         print("note: measured with " + ", ".join(f"{k} replaced by {v}" for k, v in substitute.items())
               + " (--substitute-profile): conflicting cases may then share a profile")

@@ -20,6 +20,23 @@ namespace getcert {
 
 enum class Purpose { server, client, any };
 
+// The keyUsage bits of RFC 5280 4.2.1.3, for VerifyOptions::key_usages.
+enum class KeyUsage {
+  digital_signature,
+  non_repudiation,  // contentCommitment
+  key_encipherment,
+  data_encipherment,
+  key_agreement,
+  key_cert_sign,
+  crl_sign,
+  encipher_only,
+  decipher_only,
+};
+// RFC 5280's names: "digitalSignature", "nonRepudiation", "keyEncipherment", ...
+std::string_view to_string(KeyUsage usage) noexcept;
+// The usage named by to_string()'s text ("contentCommitment" too); nullopt otherwise.
+std::optional<KeyUsage> key_usage_from_string(std::string_view name) noexcept;
+
 // The steps a fetch or a verification goes through, each timed (FetchResult::timings).
 // resolve: a name lookup; connect: one TCP connection attempt (to the target, a proxy or a
 // download server); proxy: the CONNECT or SOCKS5 exchange; starttls: the plain-text
@@ -117,6 +134,9 @@ struct VerifyOptions {
   // Verify as of this time (seconds since the epoch); nullopt = now.
   std::optional<std::int64_t> at_time;
   Purpose purpose = Purpose::server;
+  // keyUsage bits the leaf must assert (a leaf without the keyUsage extension asserts none),
+  // beyond what `purpose` implies; a leaf lacking one fails with wrong_purpose.
+  std::vector<KeyUsage> key_usages;
   // Told about each AIA, OCSP and CRL download as it ends (see StepCallback); may be empty.
   StepCallback on_step;
 };

@@ -71,7 +71,8 @@ bool mailbox_syntax(const std::string& address) {
   const std::size_t at = address.find('@');
   return at != std::string::npos && at > 0 && address.find('@', at + 1) == std::string::npos &&
          address.find_first_of(" \t\r\n<>()[],;:\"") == std::string::npos &&
-         host_name_syntax(address.substr(at + 1)) && address.find('*') == std::string::npos;
+         host_name_syntax(address.substr(at + 1)) &&
+         address.find('*', at) == std::string::npos;  // "*" is atext in the local part only
 }
 
 Sans sans_of(X509* cert) {

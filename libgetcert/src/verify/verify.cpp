@@ -1,6 +1,7 @@
 #include "getcert/verify.hpp"
 
 #include <algorithm>
+#include <array>
 #include <ctime>
 
 #include "getcert/endpoint.hpp"
@@ -666,6 +667,42 @@ std::string_view to_string(Profile profile) noexcept {
   return "webpki";
 }
 
+namespace {
+
+struct KeyUsageName {
+  KeyUsage usage;
+  std::string_view name;
+  std::uint32_t bit;  // OpenSSL's KU_ flag
+};
+constexpr std::array<KeyUsageName, 9> kKeyUsages{{
+    {KeyUsage::digital_signature, "digitalSignature", KU_DIGITAL_SIGNATURE},
+    {KeyUsage::non_repudiation, "nonRepudiation", KU_NON_REPUDIATION},
+    {KeyUsage::key_encipherment, "keyEncipherment", KU_KEY_ENCIPHERMENT},
+    {KeyUsage::data_encipherment, "dataEncipherment", KU_DATA_ENCIPHERMENT},
+    {KeyUsage::key_agreement, "keyAgreement", KU_KEY_AGREEMENT},
+    {KeyUsage::key_cert_sign, "keyCertSign", KU_KEY_CERT_SIGN},
+    {KeyUsage::crl_sign, "cRLSign", KU_CRL_SIGN},
+    {KeyUsage::encipher_only, "encipherOnly", KU_ENCIPHER_ONLY},
+    {KeyUsage::decipher_only, "decipherOnly", KU_DECIPHER_ONLY},
+}};
+
+}  // namespace
+
+std::string_view to_string(KeyUsage usage) noexcept {
+  for (const auto& k : kKeyUsages) {
+    if (k.usage == usage) return k.name;
+  }
+  return "";
+}
+
+std::optional<KeyUsage> key_usage_from_string(std::string_view name) noexcept {
+  if (name == "contentCommitment") return KeyUsage::non_repudiation;
+  for (const auto& k : kKeyUsages) {
+    if (k.name == name) return k.usage;
+  }
+  return std::nullopt;
+}
+
 std::optional<Profile> profile_from_string(std::string_view name) noexcept {
   for (const Profile p : detail::kProfiles) {
     if (to_string(p) == name) return p;
@@ -1079,6 +1116,26 @@ void note_crl_coverage(Run& r) {
   }
 }
 
+// VerifyOptions::key_usages: bits the leaf must assert, asked beyond the purpose.
+void check_key_usages(Run& r) {
+  if (r.options.key_usages.empty()) return;
+  const bool has_ku = (X509_get_extension_flags(r.leaf) & EXFLAG_KUSAGE) != 0;
+  const std::uint32_t bits = has_ku ? X509_get_key_usage(r.leaf) : 0;
+  std::string missing;
+  for (const KeyUsage want : r.options.key_usages) {
+    for (const auto& k : kKeyUsages) {
+      if (k.usage == want && (bits & k.bit) == 0) {
+        missing += (missing.empty() ? "" : ", ") + std::string(k.name);
+      }
+    }
+  }
+  if (missing.empty()) return;
+  r.v.errors.push_back({0, ProblemCode::wrong_purpose,
+                        "certificate '" + r.presented.front().display_name() +
+                            (has_ku ? "' has a keyUsage without " : "' has no keyUsage, so not ") +
+                            missing + ", which was asked for"});
+}
+
 void check_pins_and_staple(Run& r) {
   Verification& v = r.v;
   const auto& options = r.options;
@@ -1126,6 +1183,7 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   GETCERT_TRY(build_first_path(r));
   GETCERT_TRY(complete_via_aia(r));
   GETCERT_TRY(search_other_paths(r));
+  check_key_usages(r);  // a purpose fact, as OpenSSL's wrong_purpose is: before judge_path
   judge_path(r);
   GETCERT_TRY(assemble_verified_chain(r));
   check_names(r);
