@@ -234,6 +234,9 @@ enum class ProblemCode {
   policy_constraints_not_critical,  // RFC 5280 4.2.1.11: MUST be critical
   root_aki_mismatch,               // a root whose AKI keyIdentifier is not its SKI (BR 7.1.2.1.3)
   crl_number_missing,              // a CRL without cRLNumber (RFC 5280 5.2.3)
+  leaf_key_not_in_browsers,        // a server leaf key browsers cannot use (Ed25519, P-521)
+  ec_leaf_without_digital_signature,  // an EC leaf whose keyUsage lacks digitalSignature
+  too_many_intermediates,          // more than 6 intermediates (mozilla::pkix, webpki)
 };
 
 enum class RevocationStatus { good, revoked, unknown, error, none };

@@ -11,6 +11,7 @@
 #include <openssl/evp.h>
 #include <openssl/objects.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include "internal/owners.hpp"
 #include "verify/rules.hpp"
@@ -156,6 +157,31 @@ void check_shape(const PathView& path, std::size_t d, std::vector<RuleFinding>& 
   }
 }
 
+// What a browser can do with a server's leaf key in a handshake (tests/differential measures
+// it): no EdDSA in either browser, no P-521 in Chromium, and an ECDSA key must be allowed
+// digitalSignature (Chromium: illegal_parameter).
+void check_browser_leaf(const PathView& path, std::vector<RuleFinding>& out) {
+  if (path.purpose != Purpose::server || path.certs.size() < 2) return;
+  X509* leaf = path.certs.front();
+  const Spki spki = spki_of(leaf);
+  const bool eddsa = spki.algorithm == NID_ED25519 || spki.algorithm == NID_ED448;
+  const bool p521 = spki.algorithm == NID_X9_62_id_ecPublicKey && spki.curve == NID_secp521r1;
+  if (eddsa || p521) {
+    out.push_back({0, ProblemCode::leaf_key_not_in_browsers,
+                   path.who(0) + " has " + (eddsa ? "an EdDSA" : "a P-521") +
+                       " key, for which " + (eddsa ? "neither Chromium nor Firefox" : "Chromium") +
+                       " offers a TLS signature scheme: the handshake fails there"});
+  }
+  if (spki.algorithm == NID_X9_62_id_ecPublicKey &&
+      (X509_get_extension_flags(leaf) & EXFLAG_KUSAGE) != 0 &&
+      (X509_get_key_usage(leaf) & KU_DIGITAL_SIGNATURE) == 0) {
+    out.push_back({0, ProblemCode::ec_leaf_without_digital_signature,
+                   path.who(0) + " has an EC key whose keyUsage lacks digitalSignature, which "
+                                 "an ECDSA handshake signature needs (BR 7.1.2.7.11; Chromium "
+                                 "refuses it)"});
+  }
+}
+
 }  // namespace
 
 std::vector<RuleFinding> check_key_rules(const PathView& path) {
@@ -164,6 +190,7 @@ std::vector<RuleFinding> check_key_rules(const PathView& path) {
     check_strength(path, d, out);
     check_shape(path, d, out);
   }
+  check_browser_leaf(path, out);
   return out;
 }
 

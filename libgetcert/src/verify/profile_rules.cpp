@@ -157,6 +157,18 @@ void check_path_length(const PathView& path, std::vector<RuleFinding>& out) {
   }
 }
 
+// Firefox (mozilla::pkix) and rustls-webpki build paths of at most 6 intermediates: a longer
+// one fails there whatever else holds.
+constexpr std::size_t kBrowserIntermediates = 6;
+void check_browser_depth(const PathView& path, std::vector<RuleFinding>& out) {
+  if (!path.anchored || path.certs.size() < 2) return;
+  const std::size_t intermediates = path.certs.size() - 2;
+  if (intermediates <= kBrowserIntermediates) return;
+  out.push_back({static_cast<int>(path.certs.size() - 2), ProblemCode::too_many_intermediates,
+                 "the path has " + std::to_string(intermediates) +
+                     " intermediate CAs; Firefox and rustls-webpki build paths of at most 6"});
+}
+
 // VerifyOptions::max_depth: the intermediates between the leaf and the anchor, self-issued ones
 // (a key rollover: subject and issuer the same name) not counted, as RFC 5280 6.1.4 (l) does not
 // count them; x509-limbo's max_chain_depth counts the same way.
@@ -193,6 +205,7 @@ std::vector<RuleFinding> check_profile_rules(const PathView& path) {
   std::vector<RuleFinding> out;
   check_path_length(path, out);
   check_max_depth(path, out);
+  check_browser_depth(path, out);
   check_leaf_key_usage(path, out);
   for (std::size_t d = 0; d < path.certs.size(); ++d) {
     X509* cert = path.certs[d];
