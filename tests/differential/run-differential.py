@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Differential verification test: getcert against OpenSSL, GnuTLS, Go, pyca, Java and gRPC.
+"""Differential verification test: getcert against OpenSSL, GnuTLS, Go, pyca, Java, gRPC,
+webpki (rustls), Chromium and Firefox.
 
 Usage: run-differential.py --getcert BIN --work DIR [--verbose] [--only CASE...]
 
@@ -26,6 +27,13 @@ Verifiers and how they are run (see README, "Verification policy compared"):
   grpc     grpc_probe.py: grpcio's secure channel (root certificates, ssl_target_name_override
            = NAME) to a TLS server on 127.0.0.1 that presents chain.pem with ALPN h2; only for
            the cases verified "now" (gRPC cannot take a verification time)
+  webpki   webpkiverify/ (Rust), built here offline against Debian's librust-webpki-dev (0.22,
+           the predecessor of rustls-webpki) from /usr/share/cargo/registry: what a rustls 0.20
+           client checks, at the case's time; one process judges every case (a batch on stdin)
+  chromium, firefox  browser_oracle.py: one browser per batch of cases (throwaway profile, an NSS
+           database trusting the batch's roots) loads https://NAME:PORT/ from a local TLS server
+           per case; accepted = an HTTP request arrived over that TLS connection. Only for the
+           cases verified "now", like grpc
 """
 
 import argparse
@@ -42,13 +50,18 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import browser_oracle  # noqa: E402  pylint: disable=wrong-import-position
+
 SKIP_MARKER = "GETCERT-TEST-SKIPPED"
 # ctest reports this exit status as skipped (SKIP_RETURN_CODE): only a run where nothing failed
 # returns it.
 SKIP_CODE = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
 VERIFIERS = ["getcert", "getcert:openssl", "getcert:rfc5280", "openssl", "gnutls", "go", "grpc",
-             "pyca", "java"]
+             "pyca", "java", "webpki", "chromium", "firefox"]
+# The verifiers that judge the whole corpus in one batch (one process or browser per run).
+BATCHED = ["java", "webpki", "chromium", "firefox"]
 # The JDK-internal packages JavaVerify calls (what SunJSSE's trust manager is made of).
 JAVA_EXPORTS = ["--add-exports", "java.base/sun.security.validator=ALL-UNNAMED",
                 "--add-exports", "java.base/sun.security.util=ALL-UNNAMED"]
@@ -218,11 +231,113 @@ def verify_java_batch(classes, jobs):
     return out
 
 
-def build_step(what, args, **kw):
-    """Runs the build command ARGS (with subprocess.run's KW); None when it succeeded within two
-    minutes, else why not, in one line: "WHAT timed out" or "WHAT failed: STDERR"."""
+def write_proofs(case_dir):
+    """proofs.txt: signatures with the leaf's key over webpkiverify's PROOF_MESSAGE, one per TLS
+    signature scheme that fits the key ("SCHEME HEX" lines): the handshake signature a rustls
+    client verifies with the leaf's public key."""
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
+    with open(os.path.join(case_dir, "key.pem"), "rb") as f:
+        key = serialization.load_pem_private_key(f.read(), None)
+    lines = []
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        for scheme, h in (("ecdsa-sha256", hashes.SHA256()), ("ecdsa-sha384", hashes.SHA384())):
+            lines.append((scheme, key.sign(WEBPKI_PROOF_MESSAGE, ec.ECDSA(h))))
+    elif isinstance(key, rsa.RSAPrivateKey):
+        pss = padding.PSS(padding.MGF1(hashes.SHA256()), 32)
+        lines.append(("rsa-pss-sha256", key.sign(WEBPKI_PROOF_MESSAGE, pss, hashes.SHA256())))
+        lines.append(("rsa-pkcs1-sha256", key.sign(WEBPKI_PROOF_MESSAGE, padding.PKCS1v15(),
+                                                   hashes.SHA256())))
+    elif isinstance(key, ed25519.Ed25519PrivateKey):
+        lines.append(("ed25519", key.sign(WEBPKI_PROOF_MESSAGE)))
+    path = os.path.join(case_dir, "proofs.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(f"{scheme} {sig.hex()}\n" for scheme, sig in lines))
+    return path
+
+
+WEBPKI_PROOF_MESSAGE = b"getcert differential: the server's handshake signature"
+
+
+def verify_webpki_batch(binary, jobs):
+    """Judges every (case_dir, name, at) of jobs in one webpkiverify; returns {case_dir:
+    Outcome}."""
+    lines = "".join("\t".join([os.path.join(d, "chain.pem"), os.path.join(d, "roots.pem"), name,
+                               str(at), write_proofs(d)]) + "\n" for d, name, at in jobs)
     try:
-        p = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False, **kw)
+        p = subprocess.run([binary], input=lines, capture_output=True, text=True,
+                           timeout=TOOL_TIMEOUT * 2, check=False)
+        answers = p.stdout.splitlines() if p.returncode == 0 else []
+        why = f"exit {p.returncode}: {p.stderr.strip()[-200:]}"
+    except subprocess.TimeoutExpired:
+        answers, why = [], "timed out"
+    if len(answers) != len(jobs):
+        return {d: Outcome("error", f"webpkiverify gave {len(answers)} answers for {len(jobs)} "
+                                    f"cases ({why})") for d, _, _ in jobs}
+    out = {}
+    for (d, _, _), answer in zip(jobs, answers):
+        if answer == "accept":
+            out[d] = Outcome("accept")
+        elif answer.startswith("reject: "):
+            out[d] = Outcome("reject", answer[len("reject: "):])
+        else:
+            out[d] = Outcome("error", answer[:200])
+    return out
+
+
+def find_cargo():
+    for c in (shutil.which("cargo"), os.path.expanduser("~/.cargo/bin/cargo")):
+        if c and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def build_webpki(work):
+    """Builds webpkiverify into WORK/webpki, offline, against Debian's vendored crates; returns
+    (binary, None) or (None, why not)."""
+    registry = "/usr/share/cargo/registry"
+    if not os.path.isdir(os.path.join(registry, "webpki-0.22.0")) and not any(
+            d.startswith("webpki-0.22") for d in (os.listdir(registry)
+                                                  if os.path.isdir(registry) else [])):
+        return None, "webpki 0.22 is not installed (Debian package librust-webpki-dev)"
+    cargo = find_cargo()
+    if not cargo:
+        return None, "cargo is not installed (Debian package cargo)"
+    out = os.path.join(work, "webpki")
+    src = os.path.join(out, "src")
+    shutil.rmtree(src, ignore_errors=True)
+    # A copy: cargo writes Cargo.lock next to the manifest, and the source tree stays clean.
+    shutil.copytree(os.path.join(HERE, "webpkiverify"), src)
+    home = os.path.join(out, "cargo-home")
+    os.makedirs(home, exist_ok=True)
+    with open(os.path.join(home, "config.toml"), "w", encoding="utf-8") as f:
+        f.write('[source.crates-io]\nreplace-with = "debian"\n'
+                f'[source.debian]\ndirectory = "{registry}"\n[net]\noffline = true\n')
+    env = dict(os.environ, CARGO_HOME=home)
+    env.pop("RUSTUP_TOOLCHAIN", None)
+    why = build_step("cargo build", [cargo, "build", "--release", "--offline", "--quiet",
+                                     "--target-dir", os.path.join(out, "target")],
+                     cwd=src, env=env, timeout=300)
+    binary = os.path.join(out, "target", "release", "webpkiverify")
+    return (None, why) if why else (binary, None)
+
+
+def verify_browser_batch(kind, binary, work, jobs):
+    """Judges every (case_dir, name, at) of jobs in kind's browser: {case_dir: Outcome}."""
+    try:
+        got = browser_oracle.run_browser(kind, binary, [(d, name) for d, name, _ in jobs], work)
+    except Exception as e:  # pylint: disable=broad-except
+        return {d: Outcome("error", f"{kind}: {type(e).__name__}: {e}"[:300]) for d, _, _ in jobs}
+    return {d: Outcome(r.verdict, r.detail) for d, r in got.items()}
+
+
+def build_step(what, args, timeout=120, **kw):
+    """Runs the build command ARGS (with subprocess.run's KW); None when it succeeded within two
+    minutes (TIMEOUT seconds), else why not, in one line: "WHAT timed out" or "WHAT failed:
+    STDERR"."""
+    try:
+        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False,
+                           **kw)
     except subprocess.TimeoutExpired:
         return what + " timed out"
     if p.returncode != 0:
@@ -361,11 +476,15 @@ def find_grpc():
 
 # --- the run -----------------------------------------------------------------------------------
 
+def load_spec(case_dir):
+    with open(os.path.join(case_dir, "expect.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
 def check_case(case_dir, tools):
     name = read(case_dir, "name")
     at = int(read(case_dir, "at"))
-    with open(os.path.join(case_dir, "expect.json"), encoding="utf-8") as f:
-        spec = json.load(f)
+    spec = load_spec(case_dir)
     results = {}
     results["getcert"] = verify_getcert(tools["getcert"], case_dir, name, at)
     for profile in ("openssl", "rfc5280"):
@@ -452,7 +571,10 @@ def main():
     if not tools["gnutls"]:
         skipped["gnutls"] = "certtool (gnutls-bin) or faketime is not installed"
     for name, find in (("go", lambda: build_go(args.work)), ("grpc", find_grpc),
-                       ("java", lambda: build_java(args.work)), ("pyca", find_pyca)):
+                       ("java", lambda: build_java(args.work)), ("pyca", find_pyca),
+                       ("webpki", lambda: build_webpki(args.work)),
+                       ("chromium", lambda: browser_oracle.find_browser("chromium")),
+                       ("firefox", lambda: browser_oracle.find_browser("firefox"))):
         tools[name], why = find()
         if why:
             skipped[name] = why
@@ -460,18 +582,38 @@ def main():
     cases = sorted(d for d in os.listdir(corpus) if os.path.isdir(os.path.join(corpus, d)))
     if args.only:
         cases = [c for c in cases if c in args.only]
+    every = [(os.path.join(corpus, c), read(os.path.join(corpus, c), "name"),
+              int(read(os.path.join(corpus, c), "at"))) for c in cases]
+    now = [job for job in every if load_spec(job[0])["now"]]
+    batched = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-        # The JVM starts once and judges the whole corpus while the other verifiers run.
-        java = None
+        # The batch verifiers start once each and judge the corpus while the others run: the
+        # JVM and webpkiverify every case, the browsers the cases verified "now".
         if tools["java"]:
-            jobs = [(os.path.join(corpus, c), read(os.path.join(corpus, c), "name"),
-                     int(read(os.path.join(corpus, c), "at"))) for c in cases]
-            java = pool.submit(verify_java_batch, tools["java"], jobs)
-        done = dict(zip(cases, pool.map(lambda c: check_case(os.path.join(corpus, c), tools),
-                                        cases)))
-        java_results = java.result() if java else {}
+            batched["java"] = pool.submit(verify_java_batch, tools["java"], every)
+        if tools["webpki"]:
+            batched["webpki"] = pool.submit(verify_webpki_batch, tools["webpki"], every)
+        # One browser at a time: each start costs a core for seconds.
+        browsers = [k for k in ("chromium", "firefox") if tools[k]]
+        if browsers:
+            both = pool.submit(lambda: {k: verify_browser_batch(k, tools[k], args.work, now)
+                                        for k in browsers})
+        # Three at a time, as before the batch verifiers came: a hostile-* case is held to a time
+        # bound.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as cases_pool:
+            done = dict(zip(cases, cases_pool.map(
+                lambda c: check_case(os.path.join(corpus, c), tools), cases)))
+        batch_results = {v: f.result() for v, f in batched.items()}
+        if browsers:
+            batch_results.update(both.result())
     for c in cases:
-        done[c][1]["java"] = java_results.get(os.path.join(corpus, c), Outcome("skip"))
+        d = os.path.join(corpus, c)
+        for v in BATCHED:
+            if v in batch_results:
+                default = Outcome("skip", "verification time is not now")
+                done[c][1][v] = batch_results[v].get(d, default)
+            else:
+                done[c][1][v] = Outcome("skip")
 
     width = max(len(c) for c in cases)
     def col(v):
