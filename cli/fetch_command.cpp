@@ -173,9 +173,10 @@ std::vector<PendingFile> out_dir_files(const std::string& dir,
   std::vector<PendingFile> files;
   for (std::size_t i = 0; i < certs.size(); ++i) {
     std::string index = (i < 10 ? "0" : "") + std::to_string(i);
-    files.push_back({dir + "/" + index + "-" + role_of(certs[i]) + ".pem", certs[i].pem(), 0644});
+    files.push_back(
+        {join_path(dir, index + "-" + role_of(certs[i]) + ".pem"), certs[i].pem(), 0644});
   }
-  files.push_back({dir + "/chain.pem", to_pem(certs), 0644});
+  files.push_back({join_path(dir, "chain.pem"), to_pem(certs), 0644});
   return files;
 }
 
@@ -576,7 +577,7 @@ class FetchCommand final : public Command {
 
   // The subfolder of --out-dir for one of several targets.
   std::string folder_of(const Endpoint& endpoint) const {
-    return args_.out_dir + "/" + endpoint.host + "_" + std::to_string(endpoint.port);
+    return join_path(args_.out_dir, endpoint.host + "_" + std::to_string(endpoint.port));
   }
 
   // Records that the target at `index` (input order) needs its folder; a usage error when an

@@ -66,7 +66,7 @@ Result<std::vector<std::string>> plan_directories(const std::vector<std::string>
   std::vector<std::string> dirs;
   std::map<std::string, std::string> owner;  // folder -> input
   for (const auto& input : inputs) {
-    const std::string path = base + "/" + folder_name_for(input);
+    const std::string path = join_path(base, folder_name_for(input));
     if (!is_inside(base, path)) {
       return fail(Errc::internal,
                   "output folder for " + quote_name(input) + " would leave " + quote_name(base));
@@ -231,18 +231,19 @@ class P12Command final : public Command {
       } else {
         key = id.key.pem();
       }
-      out.push_back({dir + "/key" + suffix + ".pem", std::move(key), 0600});
+      out.push_back({join_path(dir, "key" + suffix + ".pem"), std::move(key), 0600});
       if (id.leaf) {
         // Roots go to ca.pem with the extra certificates.
         const auto inter = intermediates_only(id.chain);
-        out.push_back({dir + "/cert" + suffix + ".pem", id.leaf->pem(), 0644});
-        if (!inter.empty()) out.push_back({dir + "/chain" + suffix + ".pem", to_pem(inter), 0644});
-        out.push_back({dir + "/fullchain" + suffix + ".pem",
+        out.push_back({join_path(dir, "cert" + suffix + ".pem"), id.leaf->pem(), 0644});
+        if (!inter.empty())
+          out.push_back({join_path(dir, "chain" + suffix + ".pem"), to_pem(inter), 0644});
+        out.push_back({join_path(dir, "fullchain" + suffix + ".pem"),
                        to_pem(leaf_plus_intermediates(*id.leaf, id.chain)), 0644});
       }
     }
     const auto cas = ca_certs_of(c.bundle);
-    if (!cas.empty()) out.push_back({dir + "/ca.pem", to_pem(cas), 0644});
+    if (!cas.empty()) out.push_back({join_path(dir, "ca.pem"), to_pem(cas), 0644});
     return out;
   }
 

@@ -219,4 +219,9 @@ Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool 
   return {};
 }
 
+std::string join_path(const std::string& dir, const std::string& name) {
+  if (!dir.empty() && dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
 }  // namespace getcert::cli

@@ -33,6 +33,10 @@ struct PendingFile {
 Result<void> write_files_atomically(const std::vector<PendingFile>& files, bool force,
                                     const std::vector<std::string>& directories = {});
 
+// `dir` + "/" + `name`, without doubling a slash the user wrote: `--out-dir tls/` gives
+// "tls/key.pem", not "tls//key.pem", in every path getcert prints.
+std::string join_path(const std::string& dir, const std::string& name);
+
 // Creates `dir` (one level, 0755) when it does not exist.
 Result<void> ensure_directory(const std::string& dir);
 

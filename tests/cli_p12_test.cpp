@@ -121,6 +121,16 @@ TEST_CASE("topem writes key, cert, chain, fullchain and ca as openssl extracts t
   CHECK(cert_der(oracle_cert, f.dir) == cert_der(read_file(out + "/cert.pem"), f.dir));
 }
 
+TEST_CASE("topem --out-dir DIR/ prints its paths without a doubled slash", "[cli][pkcs12]") {
+  Fixture f;
+  const std::string out = f.dir / "out";
+  const auto r = p12({"topem", f.p12, "--password-file", f.pw_file, "--out-dir", out + "/"});
+  INFO(explain(r));
+  REQUIRE(r.exit_code == kExitOk);
+  CHECK_THAT(r.err, Contains("wrote " + out + "/key.pem (0600)"));
+  CHECK_THAT(r.err, !Contains("//"));
+}
+
 TEST_CASE("topem with two files writes one subdirectory per file", "[cli][pkcs12]") {
   Fixture f;
   fs::copy_file(f.p12, f.dir / "alpha.p12");
