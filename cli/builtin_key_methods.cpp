@@ -11,14 +11,21 @@
 #include <array>
 #include <string>
 
-#ifndef OPENSSL_NO_ENGINE
+#include <openssl/opensslv.h>
+
+// OpenSSL 3.1 caches decoders, which removes the cost this works around (see the header), so
+// the ENGINE is compiled only for 3.0 with ENGINE support, and installed only when the OpenSSL
+// loaded at run time is a 3.0 too.
+#if !defined(OPENSSL_NO_ENGINE) && __has_include(<openssl/engine.h>) && \
+    OPENSSL_VERSION_NUMBER < 0x30100000L
+#define GETCERT_BUILTIN_KEY_ENGINE 1
 #include <openssl/engine.h>
 #endif
 
 namespace getcert::cli {
 namespace {
 
-#ifndef OPENSSL_NO_ENGINE
+#ifdef GETCERT_BUILTIN_KEY_ENGINE
 // RSA (PKCS#1 v1.5 and PSS signatures over an rsaEncryption key) and EC keys: what servers
 // present. Ed25519, Ed448 and RSA-PSS-only keys stay with the providers.
 constexpr std::array<int, 2> kKeyTypes = {EVP_PKEY_RSA, EVP_PKEY_EC};
@@ -58,6 +65,9 @@ KeyMethods install() {
   const auto providers = [](const std::string& why) {
     return KeyMethods{false, "OpenSSL's providers" + (why.empty() ? "" : " (" + why + ")")};
   };
+  if (OpenSSL_version_num() >= 0x30100000L) {
+    return providers("OpenSSL 3.1 or later caches its decoders");
+  }
   // The configuration names the providers: read it first, as any later OpenSSL call would.
   if (OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, nullptr) != 1) {
     return providers("OpenSSL's configuration did not load");
@@ -80,10 +90,11 @@ KeyMethods install() {
 }  // namespace
 
 const KeyMethods& use_builtin_key_methods() {
-#ifndef OPENSSL_NO_ENGINE
+#ifdef GETCERT_BUILTIN_KEY_ENGINE
   static const KeyMethods what = install();
 #else
-  static const KeyMethods what{false, "OpenSSL's providers (this OpenSSL has no ENGINE support)"};
+  static const KeyMethods what{
+      false, "OpenSSL's providers (built against OpenSSL 3.1 or later, or without ENGINE support)"};
 #endif
   return what;
 }

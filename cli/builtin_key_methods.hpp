@@ -10,6 +10,8 @@ namespace getcert::cli {
 // certificate of a trust store), with no cache until 3.1: measured here, decoding and checking
 // one RSA certificate costs 127 us through the providers and 33 us with the built-in code, an
 // EC one 161 and 82 us. The results are the same code's (OpenSSL 1.1.1's, still in 3.0).
+// It exists for OpenSSL 3.0 only: compiled when the headers are 3.0 with ENGINE support, and
+// installed when the library loaded at run time is 3.0 too (3.1 caches its decoders).
 //
 // Only the commands that dial call it (a fetch, the exporter's probes), never the library: a
 // program that embeds libgetcert keeps its own OpenSSL set-up. It does nothing when OpenSSL's

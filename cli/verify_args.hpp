@@ -29,8 +29,8 @@ struct VerifyArgs {
   bool expires_in_given = false;
   Purpose purpose = Purpose::server;
   std::vector<std::string> key_usages;  // --key-usage, RFC 5280 names
-  std::string profile = "webpki";  // a string: CLI11 would format Profile with our to_string
-  std::vector<std::string> hosts;  // --host: any one must match (fetch: instead of the target)
+  std::string profile = "webpki";       // a string: CLI11 would format Profile with our to_string
+  std::vector<std::string> hosts;       // --host: any one must match (fetch: instead of the target)
   std::string email;
   bool email_given = false;
   std::string max_depth;

@@ -11,8 +11,8 @@
 #include "getcert/verify.hpp"
 #include "verify/rule_table.hpp"
 
-using getcert::Profile;
 using getcert::ProblemCode;
+using getcert::Profile;
 using getcert::detail::all_problem_codes;
 using getcert::detail::rule_row;
 using getcert::detail::RuleKind;
@@ -79,9 +79,10 @@ TEST_CASE("a profile rule weighs something under each profile; path errors fail 
         CHECK(row.weights.of(p) == getcert::detail::RuleLevel::error);
       }
       // cabf is what a CA must issue: nothing a modern client refuses may pass it. (It follows
-      // RFC 5280 too, except where the BRs make an explicit exception: name_constraints_not_critical.)
-      // The exceptions: rules measured from what a client cannot do where the BRs and RFC
-      // 5280 allow it (browsers' keys and depth, Go counting self-issued intermediates).
+      // RFC 5280 too, except where the BRs make an explicit exception:
+      // name_constraints_not_critical.) The exceptions: rules measured from what a client cannot do
+      // where the BRs and RFC 5280 allow it (browsers' keys and depth, Go counting self-issued
+      // intermediates).
       if (row.kind == RuleKind::rule && row.weights.webpki == getcert::detail::RuleLevel::error &&
           code != ProblemCode::leaf_key_not_in_browsers &&
           code != ProblemCode::too_many_intermediates &&

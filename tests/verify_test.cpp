@@ -484,9 +484,9 @@ TEST_CASE("the false alarms modern clients never raise pass the default profile"
   SECTION("a wildcard under a private public suffix (GitHub Pages, App Engine, S3)") {
     for (const std::string suffix : {"github.io", "appspot.com", "s3.amazonaws.com"}) {
       INFO(suffix);
-      const auto chain = load_files(
-          issue_leaf(tmp, "priv", "x." + suffix, "DNS:*." + suffix + ", DNS:x." + suffix)
-              .chain_pem_file);
+      const auto chain =
+          load_files(issue_leaf(tmp, "priv", "x." + suffix, "DNS:*." + suffix + ", DNS:x." + suffix)
+                         .chain_pem_file);
       const auto v = verify_certs(chain, verify_trusting_test_root("x." + suffix));
       INFO(codes(v));
       CHECK(v.ok);
@@ -517,6 +517,24 @@ TEST_CASE("the false alarms modern clients never raise pass the default profile"
   }
 }
 
+namespace {
+
+// A leaf for `name` (its CN and only SAN) with a key made by `openssl genpkey KEY_ARGS`, signed
+// with `digest`: the leaf and the intermediate.
+std::vector<Certificate> keyed_leaf(const TempDir& tmp, const std::string& stem,
+                                    const std::string& name,
+                                    const std::vector<std::string>& key_args,
+                                    const std::string& digest = "sha256") {
+  getcert::test::LeafSpec s;
+  s.cn = name;
+  s.san = "DNS:" + name;
+  s.key_args = key_args;
+  s.digest = digest;
+  return load_files(issue_leaf(tmp, stem, s).chain_pem_file);
+}
+
+}  // namespace
+
 TEST_CASE("key shapes modern clients refuse: curves, explicit parameters, RSA exponents",
           "[verify]") {
   TempDir tmp;
@@ -526,11 +544,14 @@ TEST_CASE("key shapes modern clients refuse: curves, explicit parameters, RSA ex
     std::string code;  // empty: accepted by every profile
   };
   const std::vector<Case> cases{
-      {"secp256k1", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:secp256k1"},
+      {"secp256k1",
+       {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:secp256k1"},
        "ec_curve_not_allowed"},
-      {"brainpoolP256r1", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:brainpoolP256r1"},
+      {"brainpoolP256r1",
+       {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:brainpoolP256r1"},
        "ec_curve_not_allowed"},
-      {"P-224", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-224"},
+      {"P-224",
+       {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-224"},
        "ec_curve_not_allowed"},
       {"explicit P-256",
        {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-pkeyopt",
@@ -539,19 +560,13 @@ TEST_CASE("key shapes modern clients refuse: curves, explicit parameters, RSA ex
       {"P-384", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384"}, ""},
       {"P-521", {"-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-521"}, ""},
       {"RSA e=3",
-       {"-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-pkeyopt",
-        "rsa_keygen_pubexp:3"},
+       {"-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-pkeyopt", "rsa_keygen_pubexp:3"},
        ""},
   };
   int n = 0;
   for (const auto& c : cases) {
     INFO(c.what);
-    auto s = getcert::test::LeafSpec{};
-    s.cn = "key.test";
-    s.san = "DNS:key.test";
-    s.key_args = c.key_args;
-    const auto chain =
-        load_files(issue_leaf(tmp, "key" + std::to_string(++n), s).chain_pem_file);
+    const auto chain = keyed_leaf(tmp, "key" + std::to_string(++n), "key.test", c.key_args);
     auto o = verify_trusting_test_root("key.test");
     const auto v = verify_certs(chain, o);
     INFO(codes(v));
@@ -587,13 +602,8 @@ TEST_CASE("rfc5280 has its own key floor: SHA-1 and RSA-1024 pass, MD5 and RSA-5
   int n = 0;
   for (const auto& c : cases) {
     INFO(c.what);
-    auto s = getcert::test::LeafSpec{};
-    s.cn = "floor.test";
-    s.san = "DNS:floor.test";
-    s.key_args = c.key_args;
-    s.digest = c.digest;
     const auto chain =
-        load_files(issue_leaf(tmp, "floor" + std::to_string(++n), s).chain_pem_file);
+        keyed_leaf(tmp, "floor" + std::to_string(++n), "floor.test", c.key_args, c.digest);
     auto o = verify_trusting_test_root("floor.test");
     for (const auto profile :
          {getcert::Profile::webpki, getcert::Profile::openssl, getcert::Profile::cabf}) {

@@ -269,7 +269,8 @@ Result<Module> parse_module(const ConfigError& err, const std::string& name,
       verify.pins = l;
     } else if (key == "profile") {
       GETCERT_TRY_ASSIGN(auto s, text());
-      if (!profile_from_string(s)) return err.at(v, full, "must be webpki, openssl, rfc5280 or cabf");
+      if (!profile_from_string(s))
+        return err.at(v, full, "must be webpki, openssl, rfc5280 or cabf");
       verify.profile = s;
     } else if (key == "max_depth") {
       GETCERT_TRY_ASSIGN(auto s, text());

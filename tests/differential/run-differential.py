@@ -210,15 +210,22 @@ def verify_java_batch(classes, jobs):
     """Judges every (case_dir, name, at) of jobs in one JVM; returns {case_dir: Outcome}."""
     lines = "".join("\t".join([os.path.join(d, "chain.pem"), os.path.join(d, "roots.pem"), name,
                                str(at)]) + "\n" for d, name, at in jobs)
+    return batch_answers(["java"] + JAVA_EXPORTS + ["-cp", classes, "JavaVerify"], lines, jobs,
+                         "JavaVerify")
+
+
+def batch_answers(argv, lines, jobs, tool):
+    """Runs a batch verifier (one job a line on stdin, one answer a line on stdout: "accept" or
+    "reject: why"); returns {case_dir: Outcome}, every job an error when the batch failed."""
     try:
-        p = subprocess.run(["java"] + JAVA_EXPORTS + ["-cp", classes, "JavaVerify"], input=lines,
-                           capture_output=True, text=True, timeout=TOOL_TIMEOUT * 2, check=False)
+        p = subprocess.run(argv, input=lines, capture_output=True, text=True,
+                           timeout=TOOL_TIMEOUT * 2, check=False)
         answers = p.stdout.splitlines() if p.returncode == 0 else []
         why = f"exit {p.returncode}: {p.stderr.strip()[-200:]}"
     except subprocess.TimeoutExpired:
         answers, why = [], "timed out"
     if len(answers) != len(jobs):
-        return {d: Outcome("error", f"JavaVerify gave {len(answers)} answers for {len(jobs)} "
+        return {d: Outcome("error", f"{tool} gave {len(answers)} answers for {len(jobs)} "
                                     f"cases ({why})") for d, _, _ in jobs}
     out = {}
     for (d, _, _), answer in zip(jobs, answers):
@@ -264,25 +271,7 @@ def verify_webpki_batch(binary, jobs):
     Outcome}."""
     lines = "".join("\t".join([os.path.join(d, "chain.pem"), os.path.join(d, "roots.pem"), name,
                                str(at), write_proofs(d)]) + "\n" for d, name, at in jobs)
-    try:
-        p = subprocess.run([binary], input=lines, capture_output=True, text=True,
-                           timeout=TOOL_TIMEOUT * 2, check=False)
-        answers = p.stdout.splitlines() if p.returncode == 0 else []
-        why = f"exit {p.returncode}: {p.stderr.strip()[-200:]}"
-    except subprocess.TimeoutExpired:
-        answers, why = [], "timed out"
-    if len(answers) != len(jobs):
-        return {d: Outcome("error", f"webpkiverify gave {len(answers)} answers for {len(jobs)} "
-                                    f"cases ({why})") for d, _, _ in jobs}
-    out = {}
-    for (d, _, _), answer in zip(jobs, answers):
-        if answer == "accept":
-            out[d] = Outcome("accept")
-        elif answer.startswith("reject: "):
-            out[d] = Outcome("reject", answer[len("reject: "):])
-        else:
-            out[d] = Outcome("error", answer[:200])
-    return out
+    return batch_answers([binary], lines, jobs, "webpkiverify")
 
 
 def find_cargo():

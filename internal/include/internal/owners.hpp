@@ -42,7 +42,9 @@ struct Deleter {
 inline void free_x509_stack(STACK_OF(X509) * s) { sk_X509_pop_free(s, X509_free); }
 inline void free_x509_stack_only(STACK_OF(X509) * s) { sk_X509_free(s); }
 inline void free_crl_stack(STACK_OF(X509_CRL) * s) { sk_X509_CRL_pop_free(s, X509_CRL_free); }
-inline void free_asn1_type_stack(STACK_OF(ASN1_TYPE) * s) { sk_ASN1_TYPE_pop_free(s, ASN1_TYPE_free); }
+inline void free_asn1_type_stack(STACK_OF(ASN1_TYPE) * s) {
+  sk_ASN1_TYPE_pop_free(s, ASN1_TYPE_free);
+}
 inline void free_bio(BIO* b) { BIO_free_all(b); }
 inline void free_sct_list(STACK_OF(SCT) * s) { SCT_LIST_free(s); }
 inline void free_tls_feature(TLS_FEATURE* f) { TLS_FEATURE_free(f); }

@@ -217,10 +217,10 @@ enum class ProblemCode {
   empty_subject_san_not_critical,  // RFC 5280 4.2.1.6: SAN MUST be critical then
   malformed_aia,                   // an authorityInfoAccess that does not decode
   bad_serial_number,               // zero, negative or over 20 octets (RFC 5280 4.1.2.2)
-  budget_exhausted,  // hostile input: a work bound was reached (the reason says which)
-  chain_too_long,    // more intermediates than VerifyOptions::max_depth allows
-  email_mismatch,    // the leaf does not hold VerifyOptions::email
-  crl_problem,       // a CRL from crl_files is expired, not yet valid or unsigned
+  budget_exhausted,        // hostile input: a work bound was reached (the reason says which)
+  chain_too_long,          // more intermediates than VerifyOptions::max_depth allows
+  email_mismatch,          // the leaf does not hold VerifyOptions::email
+  crl_problem,             // a CRL from crl_files is expired, not yet valid or unsigned
   ec_curve_not_allowed,    // an EC key on a curve other than P-256, P-384 or P-521
   ec_explicit_parameters,  // an EC key with explicit (specifiedCurve) parameters
   rsa_exponent_invalid,    // an RSA public exponent that is even or below 3
@@ -228,15 +228,15 @@ enum class ProblemCode {
   // a pathLenConstraint exceeded only when self-issued intermediates count (RFC 5280 4.2.1.9
   // exempts them; Go and OpenSSL count them)
   path_length_self_issued,
-  dns_constraint_leading_period,   // a dNSName constraint ".example.com" (RFC 5280 syntax)
-  leaf_key_usage_purpose,          // the leaf's keyUsage allows no TLS use of its key
-  invalid_san_syntax,              // a DNS or email SAN that is no host name or mailbox
+  dns_constraint_leading_period,    // a dNSName constraint ".example.com" (RFC 5280 syntax)
+  leaf_key_usage_purpose,           // the leaf's keyUsage allows no TLS use of its key
+  invalid_san_syntax,               // a DNS or email SAN that is no host name or mailbox
   policy_constraints_not_critical,  // RFC 5280 4.2.1.11: MUST be critical
-  root_aki_mismatch,               // a root whose AKI keyIdentifier is not its SKI (BR 7.1.2.1.3)
-  crl_number_missing,              // a CRL without cRLNumber (RFC 5280 5.2.3)
-  leaf_key_not_in_browsers,        // a server leaf key browsers cannot use (Ed25519, P-521)
+  root_aki_mismatch,                // a root whose AKI keyIdentifier is not its SKI (BR 7.1.2.1.3)
+  crl_number_missing,               // a CRL without cRLNumber (RFC 5280 5.2.3)
+  leaf_key_not_in_browsers,         // a server leaf key browsers cannot use (Ed25519, P-521)
   ec_leaf_without_digital_signature,  // an EC leaf whose keyUsage lacks digitalSignature
-  too_many_intermediates,          // more than 6 intermediates (mozilla::pkix, webpki)
+  too_many_intermediates,             // more than 6 intermediates (mozilla::pkix, webpki)
 };
 
 enum class RevocationStatus { good, revoked, unknown, error, none };

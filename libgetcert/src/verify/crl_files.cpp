@@ -9,8 +9,8 @@
 #include <iterator>
 
 #include "internal/ossl.hpp"
-#include "internal/x509_util.hpp"
 #include "internal/try.hpp"
+#include "internal/x509_util.hpp"
 #include "verify/rules.hpp"
 
 namespace getcert::detail {
@@ -79,8 +79,8 @@ std::vector<RuleFinding> check_crl_rules(const PathView& path) {
       }
       if (X509_CRL_get_ext_by_NID(crl, NID_crl_number, -1) < 0) {
         out.push_back({static_cast<int>(d), ProblemCode::crl_number_missing,
-                       "the CRL of '" + internal::name_to_string(X509_CRL_get_issuer(crl)) + "' that covers " +
-                           path.who(d) +
+                       "the CRL of '" + internal::name_to_string(X509_CRL_get_issuer(crl)) +
+                           "' that covers " + path.who(d) +
                            " has no cRLNumber (RFC 5280 5.2.3: conforming CRL issuers MUST "
                            "include it)"});
       }

@@ -24,9 +24,7 @@ constexpr int kLevel2Bits = 112;
 // getcert's rfc5280 floor: RSA and DSA of 1024 bits, EC of 160 (80 bits of security).
 constexpr int kFloorBits = 80;
 
-bool broken_digest(int mdnid) {
-  return mdnid == NID_md5 || mdnid == NID_md2 || mdnid == NID_md4;
-}
+bool broken_digest(int mdnid) { return mdnid == NID_md5 || mdnid == NID_md2 || mdnid == NID_md4; }
 
 void check_strength(const PathView& path, std::size_t d, std::vector<RuleFinding>& out) {
   X509* cert = path.certs[d];
@@ -168,8 +166,8 @@ void check_browser_leaf(const PathView& path, std::vector<RuleFinding>& out) {
   const bool p521 = spki.algorithm == NID_X9_62_id_ecPublicKey && spki.curve == NID_secp521r1;
   if (eddsa || p521) {
     out.push_back({0, ProblemCode::leaf_key_not_in_browsers,
-                   path.who(0) + " has " + (eddsa ? "an EdDSA" : "a P-521") +
-                       " key, for which " + (eddsa ? "neither Chromium nor Firefox" : "Chromium") +
+                   path.who(0) + " has " + (eddsa ? "an EdDSA" : "a P-521") + " key, for which " +
+                       (eddsa ? "neither Chromium nor Firefox" : "Chromium") +
                        " offers a TLS signature scheme: the handshake fails there"});
   }
   if (spki.algorithm == NID_X9_62_id_ecPublicKey &&

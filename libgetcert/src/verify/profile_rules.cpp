@@ -110,14 +110,13 @@ void check_leaf_key_usage(const PathView& path, std::vector<RuleFinding>& out) {
   if (path.purpose == Purpose::any || path.certs.empty()) return;
   X509* leaf = path.certs.front();
   if (!leaf_key_usage_refuses(leaf, path.purpose)) return;
-  out.push_back({0, ProblemCode::leaf_key_usage_purpose,
-                 path.who(0) + " has a keyUsage that allows no TLS " +
-                     (path.purpose == Purpose::server ? "server" : "client") +
-                     " use of its key (" +
-                     (path.purpose == Purpose::server
-                          ? "digitalSignature, keyEncipherment or keyAgreement"
-                          : "digitalSignature or keyAgreement") +
-                     "; RFC 5280 4.2.1.12)"});
+  out.push_back(
+      {0, ProblemCode::leaf_key_usage_purpose,
+       path.who(0) + " has a keyUsage that allows no TLS " +
+           (path.purpose == Purpose::server ? "server" : "client") + " use of its key (" +
+           (path.purpose == Purpose::server ? "digitalSignature, keyEncipherment or keyAgreement"
+                                            : "digitalSignature or keyAgreement") +
+           "; RFC 5280 4.2.1.12)"});
 }
 
 // RFC 5280 4.2.1.9 and 6.1.4 (l, m): a CA's pathLenConstraint bounds the intermediates below
@@ -185,8 +184,8 @@ void check_max_depth(const PathView& path, std::vector<RuleFinding>& out) {
                  "the path to a trust anchor has " + std::to_string(counted) +
                      " intermediate CAs (self-issued ones not counted), more than the maximum "
                      "depth of " +
-                     std::to_string(*path.max_intermediates) + " allows (at " +
-                     path.who(end - 1) + ")"});
+                     std::to_string(*path.max_intermediates) + " allows (at " + path.who(end - 1) +
+                     ")"});
 }
 
 }  // namespace

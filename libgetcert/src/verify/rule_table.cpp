@@ -21,8 +21,7 @@ constexpr RuleLevel N = RuleLevel::none;
 constexpr Weights kFatal{E, E, E, E};
 constexpr Weights kNotWeighed{N, N, N, N};
 
-constexpr RuleRow path(std::string_view name, std::string_view section,
-                       std::string_view summary) {
+constexpr RuleRow path(std::string_view name, std::string_view section, std::string_view summary) {
   return {name, RuleKind::path, section, summary, kFatal};
 }
 constexpr RuleRow note(std::string_view name, RuleKind kind, std::string_view summary) {
@@ -40,7 +39,8 @@ constexpr RuleRow kNotYetValid = path("not_yet_valid", "RFC 5280 4.1.2.5", "befo
 constexpr RuleRow kMissingIntermediate =
     path("missing_intermediate", "RFC 5280 6.1", "the server omits an intermediate");
 constexpr RuleRow kUnknownIssuer = path("unknown_issuer", "RFC 5280 6.1", "no issuer found");
-constexpr RuleRow kSelfSigned = path("self_signed", "RFC 5280 6.1", "an untrusted self-signed leaf");
+constexpr RuleRow kSelfSigned =
+    path("self_signed", "RFC 5280 6.1", "an untrusted self-signed leaf");
 constexpr RuleRow kUntrustedRoot = path("untrusted_root", "RFC 5280 6.1", "a root not trusted");
 constexpr RuleRow kBadSignature = path("bad_signature", "RFC 5280 6.1.3", "a signature that fails");
 constexpr RuleRow kWrongPurpose =
@@ -49,7 +49,8 @@ constexpr RuleRow kInvalidCa = path("invalid_ca", "RFC 5280 6.1.4", "an issuer t
 constexpr RuleRow kPathLength =
     path("path_length_exceeded", "RFC 5280 4.2.1.9", "pathLenConstraint exceeded");
 constexpr RuleRow kRevoked = path("revoked", "RFC 5280 6.3, RFC 6960", "revoked");
-constexpr RuleRow kHostname = path("hostname_mismatch", "RFC 6125 6.4", "the name is not the leaf's");
+constexpr RuleRow kHostname =
+    path("hostname_mismatch", "RFC 6125 6.4", "the name is not the leaf's");
 constexpr RuleRow kIp = path("ip_mismatch", "RFC 6125 6.2", "the address is not the leaf's");
 constexpr RuleRow kPin = path("pin_mismatch", "RFC 7469", "no certificate matches a pin");
 constexpr RuleRow kBadStaple = path("bad_ocsp_staple", "RFC 6960", "the stapled response is bad");
@@ -59,13 +60,13 @@ constexpr RuleRow kMustStaple =
     path("must_staple_missing", "RFC 7633", "must-staple without a staple");
 constexpr RuleRow kNameConstraintViolation =
     path("name_constraint_violation", "RFC 5280 4.2.1.10", "a name outside the constraints");
-constexpr RuleRow kCritical = path("unhandled_critical_extension", "RFC 5280 4.2",
-                                   "an unknown critical extension");
+constexpr RuleRow kCritical =
+    path("unhandled_critical_extension", "RFC 5280 4.2", "an unknown critical extension");
 constexpr RuleRow kX509Error = path("x509_error", "OpenSSL", "another OpenSSL verify error");
 constexpr RuleRow kCnFallback =
     note("cn_fallback", RuleKind::warning, "the name matched through the CN");
-constexpr RuleRow kAnchorNotSelfSigned = note("anchor_not_self_signed", RuleKind::warning,
-                                              "trusted at an intermediate");
+constexpr RuleRow kAnchorNotSelfSigned =
+    note("anchor_not_self_signed", RuleKind::warning, "trusted at an intermediate");
 constexpr RuleRow kAiaFetchFailed =
     note("aia_fetch_failed", RuleKind::warning, "a missing intermediate could not be downloaded");
 constexpr RuleRow kRevocationUnchecked =
@@ -83,10 +84,10 @@ constexpr RuleRow kTooWeak = rule(
     "a key under 112 bits of security (RSA/DSA < 2048, EC < 224) or a SHA-1 signature below the "
     "anchor",
     {E, E, W, E});
-constexpr RuleRow kBrokenAlgorithm = rule(
-    "broken_algorithm", "RFC 6151, getcert's rfc5280 floor",
-    "RSA or DSA under 1024 bits, EC under 160, an MD2 or MD5 signature below the anchor",
-    {E, E, E, E});
+constexpr RuleRow kBrokenAlgorithm =
+    rule("broken_algorithm", "RFC 6151, getcert's rfc5280 floor",
+         "RSA or DSA under 1024 bits, EC under 160, an MD2 or MD5 signature below the anchor",
+         {E, E, E, E});
 constexpr RuleRow kNoSan = rule("no_subject_alt_name", "BR 7.1.2.7.12, RFC 9525 6.3",
                                 "a server leaf without subjectAltName", {E, N, E, E});
 constexpr RuleRow kCnNotInSans =
@@ -122,8 +123,8 @@ constexpr RuleRow kLeafMissingEku =
     rule("leaf_missing_eku", "BR 7.1.2.7.10", "a leaf without extendedKeyUsage", {W, N, W, E});
 constexpr RuleRow kLeafAnyEku =
     rule("leaf_any_eku", "BR 7.1.2.7.10", "anyExtendedKeyUsage in a leaf", {E, N, W, E});
-constexpr RuleRow kEkuCritical = rule("eku_critical", "BR 7.1.2.7.10",
-                                      "extendedKeyUsage marked critical", {W, N, W, E});
+constexpr RuleRow kEkuCritical =
+    rule("eku_critical", "BR 7.1.2.7.10", "extendedKeyUsage marked critical", {W, N, W, E});
 constexpr RuleRow kRootHasEku =
     rule("root_has_eku", "BR 7.1.2.1.2", "a root with extendedKeyUsage", {W, N, W, E});
 constexpr RuleRow kDsa = rule("dsa_key", "BR 6.1.5", "a DSA key", {E, W, W, E});
@@ -137,10 +138,9 @@ constexpr RuleRow kRootBcNotCritical =
          "a root whose basicConstraints is not critical", {W, N, E, E});
 constexpr RuleRow kMissingSki = rule("missing_subject_key_id", "RFC 5280 4.2.1.2",
                                      "a CA without subjectKeyIdentifier", {W, N, E, E});
-constexpr RuleRow kMissingAki =
-    rule("missing_authority_key_id", "RFC 5280 4.2.1.1",
-         "a certificate other than a self-signed root without authorityKeyIdentifier",
-         {W, N, E, E});
+constexpr RuleRow kMissingAki = rule(
+    "missing_authority_key_id", "RFC 5280 4.2.1.1",
+    "a certificate other than a self-signed root without authorityKeyIdentifier", {W, N, E, E});
 constexpr RuleRow kRootAkiIssuer = rule("root_aki_issuer_serial", "BR 7.1.2.1.3",
                                         "a root AKI naming issuer and serial", {W, N, W, E});
 constexpr RuleRow kRootAkiNoKeyId = rule("root_aki_without_key_id", "RFC 5280 4.2.1.1",
@@ -150,9 +150,9 @@ constexpr RuleRow kEmptySubject =
          "an empty subject with a non-critical subjectAltName", {E, W, E, E});
 constexpr RuleRow kMalformedAia = rule("malformed_aia", "RFC 5280 4.2.2.1",
                                        "an authorityInfoAccess that does not decode", {E, W, E, E});
-constexpr RuleRow kBadSerial = rule("bad_serial_number", "RFC 5280 4.1.2.2",
-                                    "a serial that is zero, negative or over 20 octets",
-                                    {W, N, E, E});
+constexpr RuleRow kBadSerial =
+    rule("bad_serial_number", "RFC 5280 4.1.2.2",
+         "a serial that is zero, negative or over 20 octets", {W, N, E, E});
 constexpr RuleRow kBudget = rule("budget_exhausted", "rustls-webpki Budget",
                                  "a work bound reached on hostile input", kFatal);
 constexpr RuleRow kChainTooLong = rule("chain_too_long", "--max-depth (OpenSSL's 100)",
@@ -161,9 +161,9 @@ constexpr RuleRow kEmailMismatch =
     path("email_mismatch", "RFC 8398", "the leaf does not hold the --email address");
 constexpr RuleRow kCrlProblem =
     path("crl_problem", "RFC 5280 6.3", "a --crl-file CRL that is stale or unsigned");
-constexpr RuleRow kEcCurve = rule("ec_curve_not_allowed", "BR 6.1.5, rustls-webpki, Chromium",
-                                  "an EC key on a curve other than P-256, P-384, P-521",
-                                  {E, W, W, E});
+constexpr RuleRow kEcCurve =
+    rule("ec_curve_not_allowed", "BR 6.1.5, rustls-webpki, Chromium",
+         "an EC key on a curve other than P-256, P-384, P-521", {E, W, W, E});
 constexpr RuleRow kEcExplicit = rule("ec_explicit_parameters", "RFC 5480 2.1.1",
                                      "an EC key with explicit curve parameters", {E, W, E, E});
 constexpr RuleRow kPathLenSelfIssued =
@@ -176,23 +176,22 @@ constexpr RuleRow kNcLeadingPeriod =
 constexpr RuleRow kLeafKeyUsage =
     rule("leaf_key_usage_purpose", "RFC 5280 4.2.1.12, RFC 8446 4.4.2.2",
          "a leaf whose keyUsage allows no TLS use of its key", {E, E, W, E});
-constexpr RuleRow kSanSyntax = rule("invalid_san_syntax", "RFC 5280 4.2.1.6",
-                                    "a DNS SAN that is no host name, an email SAN no mailbox",
-                                    {W, N, E, E});
+constexpr RuleRow kSanSyntax =
+    rule("invalid_san_syntax", "RFC 5280 4.2.1.6",
+         "a DNS SAN that is no host name, an email SAN no mailbox", {W, N, E, E});
 constexpr RuleRow kPcNotCritical = rule("policy_constraints_not_critical", "RFC 5280 4.2.1.11",
                                         "policyConstraints not critical", {W, N, E, E});
-constexpr RuleRow kRootAkiMismatch = rule("root_aki_mismatch", "BR 7.1.2.1.3",
-                                          "a root whose AKI keyIdentifier is not its SKI",
-                                          {W, N, W, E});
+constexpr RuleRow kRootAkiMismatch =
+    rule("root_aki_mismatch", "BR 7.1.2.1.3", "a root whose AKI keyIdentifier is not its SKI",
+         {W, N, W, E});
 constexpr RuleRow kCrlNumber = rule("crl_number_missing", "RFC 5280 5.2.3",
                                     "a --crl-file CRL without cRLNumber", {W, N, E, E});
 // Measured by tests/differential: Chromium offers no TLS signature scheme for a P-521 key and
 // neither browser one for Ed25519, so the handshake fails; OpenSSL, Go and webpki connect.
 // The BRs allow P-521, so cabf only warns.
-constexpr RuleRow kLeafKeyBrowsers =
-    rule("leaf_key_not_in_browsers", "Chromium and Firefox TLS signature schemes",
-         "a server leaf key browsers cannot use in a handshake (Ed25519, Ed448, P-521)",
-         {E, W, W, W});
+constexpr RuleRow kLeafKeyBrowsers = rule(
+    "leaf_key_not_in_browsers", "Chromium and Firefox TLS signature schemes",
+    "a server leaf key browsers cannot use in a handshake (Ed25519, Ed448, P-521)", {E, W, W, W});
 // Chromium refuses an ECDSA server leaf without digitalSignature (illegal_parameter); BR
 // 7.1.2.7.11 requires it.
 constexpr RuleRow kEcLeafDs =
@@ -223,6 +222,8 @@ RuleLevel Weights::of(Profile p) const {
 
 const RuleRow& rule_row(ProblemCode code) noexcept {
   using P = ProblemCode;
+  // One row a line, as a table reads.
+  // clang-format off
   switch (code) {
     case P::expired: return kExpired;
     case P::not_yet_valid: return kNotYetValid;
@@ -301,6 +302,7 @@ const RuleRow& rule_row(ProblemCode code) noexcept {
     case P::ec_leaf_without_digital_signature: return kEcLeafDs;
     case P::too_many_intermediates: return kTooManyIntermediates;
   }
+  // clang-format on
   return kX509Error;
 }
 

@@ -33,7 +33,7 @@ struct Weights {
 };
 
 struct RuleRow {
-  std::string_view name;     // the stable snake_case code
+  std::string_view name;  // the stable snake_case code
   RuleKind kind = RuleKind::path;
   std::string_view section;  // RFC 5280 / BR section, or who sets the rule
   std::string_view summary;  // the rule in a few words (the docs table; reasons say more)

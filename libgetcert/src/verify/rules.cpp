@@ -40,8 +40,7 @@ std::string PathView::who(std::size_t depth) const {
 std::vector<RuleFinding> check_rules(const PathView& path, RuleBudget& budget) {
   std::vector<RuleFinding> out;
   for (auto&& family : {check_name_rules(path), check_constraint_rules(path, budget),
-                        check_profile_rules(path), check_key_rules(path),
-                        check_crl_rules(path)}) {
+                        check_profile_rules(path), check_key_rules(path), check_crl_rules(path)}) {
     out.insert(out.end(), family.begin(), family.end());
   }
   if (budget.exhausted) {

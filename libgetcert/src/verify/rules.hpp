@@ -24,7 +24,7 @@ struct PathView {
   Purpose purpose = Purpose::server;
   // VerifyOptions::max_depth: at most this many intermediates (self-issued ones not counted).
   std::optional<int> max_intermediates;
-  STACK_OF(X509_CRL) * crls = nullptr;  // the --crl-file CRLs (borrowed), may be null
+  STACK_OF(X509_CRL) * crls = nullptr;     // the --crl-file CRLs (borrowed), may be null
   mutable std::optional<bool> root_cache;  // has_root(), decided once (it checks a signature)
 
   // The last certificate is a self-signed trust anchor (a root, not an intermediate given as an

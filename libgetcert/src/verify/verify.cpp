@@ -15,8 +15,8 @@
 #include "verify/crl_files.hpp"
 #include "verify/path_search.hpp"
 #include "verify/profiles.hpp"
-#include "verify/rule_table.hpp"
 #include "verify/revocation.hpp"
+#include "verify/rule_table.hpp"
 #include "verify/rules.hpp"
 #include "verify/trust_store.hpp"
 #include "verify/verify.hpp"
@@ -139,7 +139,8 @@ VerifyProblem describe(const RawProblem& raw, const std::vector<Certificate>& pr
       break;
     case X509_V_ERR_INVALID_PURPOSE:
       p.code = ProblemCode::wrong_purpose;
-      p.reason = "certificate " + who + " is not allowed for this purpose (its extended key usage, " +
+      p.reason = "certificate " + who +
+                 " is not allowed for this purpose (its extended key usage, " +
                  "key usage or the issuers' extended key usage)";
       break;
     case X509_V_ERR_INVALID_CA:
@@ -393,8 +394,7 @@ bool profile_rejects(const std::vector<detail::RuleFinding>& findings, Profile p
 bool leaf_intrinsic(const RawProblem& p) {
   return p.depth == 0 &&
          (p.code == X509_V_ERR_CERT_HAS_EXPIRED || p.code == X509_V_ERR_CERT_NOT_YET_VALID ||
-          p.code == X509_V_ERR_INVALID_PURPOSE ||
-          p.code == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT);
+          p.code == X509_V_ERR_INVALID_PURPOSE || p.code == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT);
 }
 
 bool worth_searching(const PathResult& path, const std::vector<detail::RuleFinding>& findings,
@@ -799,9 +799,8 @@ Result<void> parse_presented(Run& r, const std::vector<X509*>& parsed) {
   for (std::size_t i = 0; i < r.presented.size(); ++i) {
     X509* given = i < parsed.size() ? parsed[i] : nullptr;
     if (given != nullptr) X509_up_ref(given);
-    internal::X509Ptr h(given != nullptr
-                            ? given
-                            : internal::x509_from_certificate(r.presented[i]).release());
+    internal::X509Ptr h(
+        given != nullptr ? given : internal::x509_from_certificate(r.presented[i]).release());
     if (!h) return fail(Errc::internal, "cannot re-read a presented certificate");
     r.handles.push_back(std::move(h));
   }
@@ -818,8 +817,8 @@ Result<void> parse_presented(Run& r, const std::vector<X509*>& parsed) {
 }
 
 Result<PathResult> build_from_presented(Run& r, bool partial_chain) {
-  return build_path(r.leaf, r.untrusted.get(), r.options, r.trust.store.get(), r.now,
-                    partial_chain, r.crls.get());
+  return build_path(r.leaf, r.untrusted.get(), r.options, r.trust.store.get(), r.now, partial_chain,
+                    r.crls.get());
 }
 
 // The path OpenSSL builds first. Every certificate the user names as trusted is an anchor, as
@@ -852,9 +851,8 @@ Result<void> complete_via_aia(Run& r) {
   r.gap_child = child;
   std::vector<std::string> notes;
   if (r.options.fetch_missing) {
-    r.v.fetched_intermediates =
-        fetch_missing_issuers(*r.path, r.network_deadline, r.options.check_revocation,
-                              r.options.proxy, notes, r.gap_url);
+    r.v.fetched_intermediates = fetch_missing_issuers(
+        *r.path, r.network_deadline, r.options.check_revocation, r.options.proxy, notes, r.gap_url);
     if (!r.v.fetched_intermediates.empty()) {
       for (const auto& c : r.v.fetched_intermediates) {
         internal::X509Ptr h = internal::x509_from_certificate(c);
@@ -919,11 +917,13 @@ void restate_gap_for(Run& r) {
 // Where the path search looks for issuers: what the server sent (and AIA brought), the store.
 IssuerSources issuer_sources(const Run& r) {
   IssuerSources sources;
-  for (std::size_t i = 1; i < r.handles.size(); ++i) sources.untrusted.push_back(r.handles[i].get());
+  for (std::size_t i = 1; i < r.handles.size(); ++i)
+    sources.untrusted.push_back(r.handles[i].get());
   sources.store = r.trust.store.get();
   sources.explicit_anchors = r.trust.explicit_anchors;
   sources.now = r.now;
-  if (r.options.max_depth) sources.max_intermediates = static_cast<std::size_t>(*r.options.max_depth);
+  if (r.options.max_depth)
+    sources.max_intermediates = static_cast<std::size_t>(*r.options.max_depth);
   return sources;
 }
 
@@ -931,8 +931,8 @@ IssuerSources issuer_sources(const Run& r) {
 // accept, and they take OpenSSL's first path: no search for it.
 Result<void> search_other_paths(Run& r) {
   r.findings = path_findings(*r.path, r.options, r.crls.get(), r.rule_budget);
-  const bool first_ok = r.path->ran && r.path->problems.empty() &&
-                        !profile_rejects(r.findings, r.options.profile);
+  const bool first_ok =
+      r.path->ran && r.path->problems.empty() && !profile_rejects(r.findings, r.options.profile);
   if (first_ok || r.options.profile == Profile::openssl ||
       !worth_searching(*r.path, r.findings, r.options.profile)) {
     return {};
