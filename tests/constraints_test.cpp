@@ -232,15 +232,17 @@ TEST_CASE("a wildcard SAN whose expansion is excluded: excluded_wildcard (CVE-20
 
 TEST_CASE("a dNSName constraint with a leading period means subdomains only", "[verify]") {
   // mozilla::pkix, NSS, SChannel, rustls-webpki, Go and OpenSSL read ".good.test" so, and roots
-  // in Mozilla's program (HARICA) rely on it: no profile may refuse it.
-  for (const auto profile : {getcert::Profile::webpki, getcert::Profile::openssl,
-                             getcert::Profile::rfc5280, getcert::Profile::cabf}) {
+  // in Mozilla's program (HARICA) rely on it: webpki and openssl accept it. RFC 5280 gives that
+  // syntax to URI and email constraints only, so rfc5280 and cabf refuse it.
+  for (const auto profile : {getcert::Profile::webpki, getcert::Profile::openssl}) {
     INFO(getcert::to_string(profile));
     const ServerCase sub{"permitted;DNS:.good.test", true, "DNS:x.good.test", "x.good.test", ""};
     const auto inside = judge_server(sub, profile);
     INFO(codes(inside));
     CHECK(inside.ok);
     CHECK_FALSE(has_warning(inside, ProblemCode::invalid_name_constraint));
+    CHECK(has_warning(inside, ProblemCode::dns_constraint_leading_period) ==
+          (profile == getcert::Profile::webpki));
     // The domain itself is not one of its subdomains.
     const ServerCase apex{"permitted;DNS:.good.test", true, "DNS:good.test", "good.test", ""};
     const auto outside = judge_server(apex, profile);
@@ -252,6 +254,13 @@ TEST_CASE("a dNSName constraint with a leading period means subdomains only", "[
     CHECK_FALSE(judge_server(excluded, profile).ok);
     const ServerCase excluded_apex{"excluded;DNS:.bad.test", true, "DNS:bad.test", "bad.test", ""};
     CHECK(judge_server(excluded_apex, profile).ok);
+  }
+  for (const auto profile : {getcert::Profile::rfc5280, getcert::Profile::cabf}) {
+    const ServerCase sub{"permitted;DNS:.good.test", true, "DNS:x.good.test", "x.good.test", ""};
+    const auto strict = judge_server(sub, profile);
+    INFO(codes(strict));
+    CHECK_FALSE(strict.ok);
+    CHECK(has_code(strict.errors, ProblemCode::dns_constraint_leading_period));
   }
 }
 

@@ -256,7 +256,7 @@ TEST_CASE("a bad config is refused at start with file, line and key", "[exporter
       {"modules:\n  m: {}\nallow:\n  cidrs: [10.0.0.0/33]\n",
        ":4: allow.cidrs[0]: '10.0.0.0/33' is not an address or CIDR"},
       {"modules:\n  tls:\n    profile: strict\n",
-       ":3: modules.tls.profile: must be webpki, openssl or rfc5280"},
+       ":3: modules.tls.profile: must be webpki, openssl, rfc5280 or cabf"},
       {"modules:\n  tls:\n    max_depth: -1\n",
        "modules.tls: --max-depth takes a number of intermediate CAs"},
       {"modules:\n  tls:\n    crl_files: [/nonexistent.crl]\n", "/nonexistent.crl"},

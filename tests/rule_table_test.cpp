@@ -84,7 +84,6 @@ TEST_CASE("a profile rule weighs something under each profile; path errors fail 
       // where the BRs and RFC 5280 allow it (browsers' keys and depth, Go counting self-issued
       // intermediates).
       if (row.kind == RuleKind::rule && row.weights.webpki == getcert::detail::RuleLevel::error &&
-          code != ProblemCode::leaf_key_not_in_browsers &&
           code != ProblemCode::too_many_intermediates &&
           code != ProblemCode::path_length_self_issued) {
         CHECK(row.weights.cabf == getcert::detail::RuleLevel::error);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "getcert/certificate.hpp"
+#include "getcert/fetch.hpp"
 #include "getcert/verify.hpp"
 #include "support/commands.hpp"
 #include "support/files.hpp"
@@ -179,9 +180,15 @@ TEST_CASE("the AIA URL completes the chain whatever container it serves", "[veri
   CHECK(http.requests() == std::vector<std::string>{"GET /intermediate.der"});
 }
 
-TEST_CASE("fetch_missing off: no HTTP request at all, and the verdict stays invalid", "[verify]") {
+TEST_CASE(
+    "fetch_missing off, the library's default: no HTTP request at all, the verdict stays "
+    "invalid",
+    "[verify]") {
   HttpServer http;
   http.serve("/intermediate.der", read_file(pki("intermediate.der")));
+  // Off unless asked, as in Go and webpki: the URL comes from the certificate being judged.
+  CHECK_FALSE(getcert::VerifyOptions{}.fetch_missing);
+  CHECK_FALSE(getcert::FetchOptions{}.verify.fetch_missing);
   auto o = verify_trusting_test_root();
   o.fetch_missing = false;
   const auto v = verify(load(pki("rsa.pem")), o);

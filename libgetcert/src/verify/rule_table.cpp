@@ -90,6 +90,8 @@ constexpr RuleRow kBrokenAlgorithm =
          {E, E, E, E});
 constexpr RuleRow kNoSan = rule("no_subject_alt_name", "BR 7.1.2.7.12, RFC 9525 6.3",
                                 "a server leaf without subjectAltName", {E, N, E, E});
+// Must the CN be one of the SANs? BR 7.1.4.3 says so, character for character; no client
+// looks (every one matches SANs only when there are SANs), so only cabf refuses it.
 constexpr RuleRow kCnNotInSans =
     rule("cn_not_in_sans", "BR 7.1.4.3", "the CN is not one of the SANs", {W, N, W, E});
 constexpr RuleRow kCnIp = rule("cn_ip_not_canonical", "BR 7.1.4.3",
@@ -138,6 +140,10 @@ constexpr RuleRow kRootBcNotCritical =
          "a root whose basicConstraints is not critical", {W, N, E, E});
 constexpr RuleRow kMissingSki = rule("missing_subject_key_id", "RFC 5280 4.2.1.2",
                                      "a CA without subjectKeyIdentifier", {W, N, E, E});
+// Must a leaf carry authorityKeyIdentifier? RFC 5280 4.2.1.1 tells conforming CAs to include it
+// everywhere but in self-signed certificates; Chromium, Firefox, Go and webpki accept a leaf
+// without it (measured), only pyca refuses, and test PKIs made with pyca/cryptography lack it
+// first. So: a warning under webpki, an error where RFC 5280's MUSTs rule (rfc5280, cabf).
 constexpr RuleRow kMissingAki = rule(
     "missing_authority_key_id", "RFC 5280 4.2.1.1",
     "a certificate other than a self-signed root without authorityKeyIdentifier", {W, N, E, E});
@@ -186,12 +192,14 @@ constexpr RuleRow kRootAkiMismatch =
          {W, N, W, E});
 constexpr RuleRow kCrlNumber = rule("crl_number_missing", "RFC 5280 5.2.3",
                                     "a --crl-file CRL without cRLNumber", {W, N, E, E});
-// Measured by tests/differential: Chromium offers no TLS signature scheme for a P-521 key and
-// neither browser one for Ed25519, so the handshake fails; OpenSSL, Go and webpki connect.
-// The BRs allow P-521, so cabf only warns.
+// Does a leaf key a browser cannot sign a handshake with fail the chain? Measured by
+// tests/differential: Chromium offers no TLS signature scheme for P-521, neither browser one
+// for Ed25519, so they never reach the chain; Go, rustls-webpki and OpenSSL connect and accept
+// it. No verifier refuses the chain itself, and gRPC services use such keys, so it is a
+// warning (a browser-facing site should hear it), not a verdict.
 constexpr RuleRow kLeafKeyBrowsers = rule(
     "leaf_key_not_in_browsers", "Chromium and Firefox TLS signature schemes",
-    "a server leaf key browsers cannot use in a handshake (Ed25519, Ed448, P-521)", {E, W, W, W});
+    "a server leaf key browsers cannot use in a handshake (Ed25519, Ed448, P-521)", {W, N, N, W});
 // Chromium refuses an ECDSA server leaf without digitalSignature (illegal_parameter); BR
 // 7.1.2.7.11 requires it.
 constexpr RuleRow kEcLeafDs =
