@@ -134,6 +134,7 @@ Json verification_json(const Verification& v) {
           {"path_search",
            {{"ran", search.ran},
             {"candidate_paths", search.candidate_paths},
+            {"pruned_candidates", search.pruned_candidates},
             {"signature_checks", search.signature_checks},
             {"build_calls", search.build_calls},
             {"name_constraint_comparisons", search.name_constraint_comparisons},

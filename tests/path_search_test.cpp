@@ -1,8 +1,8 @@
-// Path building: when the first path OpenSSL builds fails, verify_chain tries the others
-// (issuers from the peer, the trust store and AIA) and reports the one it chose and the ones it
-// rejected; hostile sets of certificates (hundreds of same-name issuers, cycles, cross-sign
-// meshes) end with a clear verdict within the work budget. Every certificate is made at test
-// time (support/cert_builder.hpp): P-256 keys, so hundreds of them cost milliseconds.
+// Path building: verify_chain walks the paths (issuers from the peer, the trust store and AIA),
+// pruning candidates that fail the checks made before a signature, and reports the one it chose
+// and the ones it judged and rejected; hostile sets of certificates (hundreds of same-name issuers,
+// cycles, cross-sign meshes) end with a clear verdict within the work budget. Every certificate is
+// made at test time (support/cert_builder.hpp): P-256 keys, so hundreds of them cost milliseconds.
 
 #include <catch2/catch.hpp>
 
@@ -117,13 +117,26 @@ TEST_CASE_METHOD(
   const auto o = options_for(write_store(dir, "root.pem", {&pki.root}));
 
   SECTION("with the good one also sent, the chosen path runs through it") {
-    // OpenSSL takes the first issuer that is valid now, the constrained one.
+    // OpenSSL takes the first issuer that is valid now, the constrained one. The walk holds
+    // each candidate to its name constraints before its signature: the constrained copy is
+    // pruned, never judged, and its signature never checked.
     const auto v = verify({&leaf, &bad, &good}, o);
     INFO(codes(v));
     CHECK(v.ok);
     CHECK(v.path_search.ran);
     REQUIRE(v.verified_chain.size() == 3);
     CHECK(v.verified_chain[1].sha256 == model(good).sha256);
+    CHECK(v.rejected_paths.empty());
+    CHECK(v.path_search.pruned_candidates == 1);
+    CHECK(v.path_search.candidate_paths == 1);
+    CHECK(v.path_search.signature_checks == 2);  // leaf by good, good by the root
+  }
+  SECTION("with the constrained one alone, the report shows its path and the reason") {
+    const auto v = verify({&leaf, &bad}, o);
+    INFO(codes(v));
+    CHECK_FALSE(v.ok);
+    CHECK(v.path_search.pruned_candidates == 1);
+    CHECK(v.path_search.candidate_paths == 1);  // judged in the second walk, for the report
     REQUIRE(v.rejected_paths.size() == 1);
     const auto& rejected = v.rejected_paths.front();
     REQUIRE(rejected.chain.size() == 3);
@@ -162,7 +175,8 @@ TEST_CASE("an expired copy of the intermediate in the trust store gives way to t
   const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
   const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
 
-  // OpenSSL looks in the trust store first and keeps the expired copy it finds there.
+  // OpenSSL looks in the trust store first and keeps the expired copy it finds there; the
+  // walk tries issuers valid now first, so the expired copy costs no signature.
   const auto v =
       verify({&leaf, &good}, options_for(write_store(dir, "ca.pem", {&pki.root, &expired})));
   INFO(codes(v));
@@ -170,28 +184,35 @@ TEST_CASE("an expired copy of the intermediate in the trust store gives way to t
   REQUIRE(v.verified_chain.size() == 3);
   CHECK(v.verified_chain[1].sha256 == model(good).sha256);
   CHECK(v.verified_chain[2].sha256 == model(pki.root).sha256);
-  REQUIRE_FALSE(v.rejected_paths.empty());
-  CHECK(v.rejected_paths.front().chain[1].sha256 == model(expired).sha256);
-  CHECK(has_code(v.rejected_paths.front().problems, ProblemCode::expired));
+  CHECK(v.rejected_paths.empty());
+  CHECK(v.path_search.signature_checks == 2);
 
-  SECTION("without the good one, invalid: expired") {
+  SECTION("without the good one, invalid: expired, on the path through the expired copy") {
     const auto alone =
         verify({&leaf}, options_for(write_store(dir, "ca2.pem", {&pki.root, &expired})));
     INFO(codes(alone));
     CHECK_FALSE(alone.ok);
     CHECK(has_code(alone.errors, ProblemCode::expired));
+    // Through the expired copy to the root, then the copy itself as the anchor --ca-file makes
+    // it: both judged, both expired.
+    REQUIRE_FALSE(alone.rejected_paths.empty());
+    for (const auto& r : alone.rejected_paths) {
+      CHECK(r.chain[1].sha256 == model(expired).sha256);
+      CHECK(has_code(r.problems, ProblemCode::expired));
+    }
   }
 }
 
 TEST_CASE_METHOD(ReissuedCa,
                  "a peer's bad intermediate with a good copy in the trust store: the store's copy",
                  "[verify]") {
-  // OpenSSL looks in the trust store first, so its first path already runs through the good
-  // copy: no search is needed, and the peer's copy (same name and key) counts as sent.
+  // The walk looks in the trust store first, so its first path already runs through the good
+  // copy: the peer's copy (same name and key) counts as sent, and is never tried.
   const auto v = verify({&leaf, &bad}, options_for(write_store(dir, "ca.pem", {&pki.root, &good})));
   INFO(codes(v));
   CHECK(v.ok);
-  CHECK_FALSE(v.path_search.ran);
+  CHECK(v.path_search.candidate_paths == 1);
+  CHECK(v.rejected_paths.empty());
   REQUIRE(v.verified_chain.size() == 3);
   CHECK(v.verified_chain[1].sha256 == model(good).sha256);
 }
@@ -279,7 +300,10 @@ TEST_CASE("a cross-sign mesh: every path judged is rejected with its reason, wit
   CHECK_FALSE(v.ok);
   CHECK(has_code(v.errors, ProblemCode::name_constraint_violation));
   // The leaf's key identifier picks the four copies of its issuer; each has one upper issuer.
-  CHECK(v.path_search.candidate_paths == kWidth - 1);
+  // Each of the 16 "Mesh Lower" copies fails its constraints before its signature is checked
+  // (pruned), so the second walk, for the report, judges the four paths.
+  CHECK(v.path_search.pruned_candidates == kWidth * kWidth);
+  CHECK(v.path_search.candidate_paths == kWidth);
   REQUIRE(v.rejected_paths.size() == kWidth);
   for (const auto& r : v.rejected_paths) {
     CHECK(r.chain.size() == 4);
@@ -320,7 +344,7 @@ TEST_CASE("a mesh of more failing paths than the budget judges ends at 16 candid
   CHECK(v.path_search.budget_exhausted);
   CHECK(v.path_search.signature_checks < 100);
   CHECK(v.path_search.candidate_paths == 16);
-  CHECK(v.rejected_paths.size() == 17);  // the first path and the 16 judged after it
+  CHECK(v.rejected_paths.size() == 16);
   CHECK(has_code(v.errors, ProblemCode::budget_exhausted));
   CHECK(has_code(v.errors, ProblemCode::name_constraint_violation));
 }
@@ -426,7 +450,8 @@ TEST_CASE("thousands of name constraints over hundreds of SANs: within the budge
   }
 }
 
-TEST_CASE("a first path that verifies costs no search", "[verify]") {
+TEST_CASE("a path that verifies at once costs one judged path and a signature per link",
+          "[verify]") {
   TempDir dir;
   Pki pki;
   const EvpPkeyPtr int_key = new_key();
@@ -434,18 +459,42 @@ TEST_CASE("a first path that verifies costs no search", "[verify]") {
   const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
   const auto v = verify({&leaf, &good}, options_for(write_store(dir, "root.pem", {&pki.root})));
   CHECK(v.ok);
-  CHECK_FALSE(v.path_search.ran);
-  CHECK(v.path_search.build_calls == 0);
+  CHECK(v.path_search.ran);
+  CHECK(v.path_search.candidate_paths == 1);
+  CHECK(v.path_search.signature_checks == 2);
+  CHECK(v.path_search.pruned_candidates == 0);
+  CHECK(v.path_search.build_calls <= 6);
   CHECK(v.rejected_paths.empty());
+
+  SECTION("under the openssl profile OpenSSL builds the path: getcert's walk does not run") {
+    auto o = options_for(write_store(dir, "root2.pem", {&pki.root}));
+    o.profile = getcert::Profile::openssl;
+    const auto w = verify({&leaf, &good}, o);
+    CHECK(w.ok);
+    CHECK_FALSE(w.path_search.ran);
+    CHECK(w.path_search.build_calls == 0);
+  }
 }
 
-TEST_CASE_METHOD(ReissuedCa, "getcert show: -o json and -v list the rejected path and why",
-                 "[cli]") {
+TEST_CASE("getcert show: -o json and -v list the rejected path and why", "[cli]") {
+  // Two copies of "Path CA" (one key) that pass every check made before a signature: the first
+  // sent has a non-critical nameConstraints extension, which the rfc5280 profile refuses once
+  // the path is judged, so that path is rejected and the second copy's chosen.
+  TempDir dir;
+  Pki pki;
+  const EvpPkeyPtr int_key = new_key();
+  CertSpec lax = cert_spec("Path CA", "Path Root", int_key.get(), pki.root_key.get());
+  lax.name_constraints = "permitted;DNS:host.test";
+  lax.name_constraints_critical = false;
+  const X509Ptr bad = make_cert(lax);
+  const X509Ptr good = intermediate("Path CA", int_key.get(), "Path Root", pki.root_key.get());
+  const X509Ptr leaf = leaf_under(pki, "Path CA", int_key.get());
   const std::string root = write_store(dir, "root.pem", {&pki.root});
   const std::string chain = write_store(dir, "chain.pem", {&leaf, &bad, &good});
 
-  const auto json = getcert::test::run_getcert(
-      {"show", chain, "--verify", "--ca-file", root, "--host", "host.test", "-o", "json"});
+  const auto json =
+      getcert::test::run_getcert({"show", chain, "--verify", "--ca-file", root, "--host",
+                                  "host.test", "--profile", "rfc5280", "-o", "json"});
   INFO(json.err);
   REQUIRE(json.exit_code == 0);
   const Json doc = Json::parse(json.out);
@@ -455,12 +504,14 @@ TEST_CASE_METHOD(ReissuedCa, "getcert show: -o json and -v list the rejected pat
   REQUIRE(verification.at("rejected_paths").size() == 1);
   const Json& rejected = verification.at("rejected_paths").at(0);
   CHECK(rejected.at("chain").at(1).at("sha256") == model(bad).sha256);
-  CHECK(rejected.at("problems").at(0).at("code") == "name_constraint_violation");
+  CHECK(rejected.at("problems").at(0).at("code") == "name_constraints_not_critical");
   CHECK(doc.at("verified_chain").at(1).at("sha256") == model(good).sha256);
 
-  const auto verbose = getcert::test::run_getcert(
-      {"-v", "show", chain, "--verify", "--ca-file", root, "--host", "host.test", "-o", "text"});
+  const auto verbose =
+      getcert::test::run_getcert({"-v", "show", chain, "--verify", "--ca-file", root, "--host",
+                                  "host.test", "--profile", "rfc5280", "-o", "text"});
   REQUIRE(verbose.exit_code == 0);
-  CHECK_THAT(verbose.out + verbose.err, Catch::Matchers::Contains("rejected path") &&
-                                            Catch::Matchers::Contains("name_constraint_violation"));
+  CHECK_THAT(verbose.out + verbose.err,
+             Catch::Matchers::Contains("rejected path") &&
+                 Catch::Matchers::Contains("name_constraints_not_critical"));
 }

@@ -296,12 +296,14 @@ struct RejectedPath {
   std::vector<VerifyProblem> problems;  // why it was rejected; never empty
 };
 
-// The work path building did. It runs only when the first path OpenSSL builds fails.
+// The work path building did: getcert's walk, under every profile but openssl (whose path is
+// the one OpenSSL builds, as OpenSSL clients take it).
 struct PathSearch {
-  bool ran = false;                             // the first path failed, so the others were tried
-  std::size_t candidate_paths = 0;              // complete paths judged besides the first
-  std::size_t signature_checks = 0;             // of at most 100
-  std::size_t build_calls = 0;                  // of at most 200,000
+  bool ran = false;                   // getcert's path builder ran (not --profile openssl)
+  std::size_t candidate_paths = 0;    // complete paths judged, of at most 16
+  std::size_t pruned_candidates = 0;  // issuers set aside before their signature
+  std::size_t signature_checks = 0;   // of at most 100
+  std::size_t build_calls = 0;        // of at most 200,000
   std::size_t name_constraint_comparisons = 0;  // of at most 250,000, over every path judged
   bool budget_exhausted = false;                // a bound stopped it (an error says which)
 };
@@ -329,8 +331,8 @@ struct Verification {
   std::vector<ProfileAlternative> accepted_by;
   // What the server should change in the chain it sends (never a failure by itself).
   std::vector<VerifyNote> chain_issues;
-  // The paths judged and rejected when the first one failed, in the order they were tried;
-  // verified_chain is the path chosen (empty when none was accepted).
+  // The paths judged and rejected besides the one the verdict is about, in the order they were
+  // tried; verified_chain is the path chosen (empty when none was accepted).
   std::vector<RejectedPath> rejected_paths;
   PathSearch path_search;
   // The network steps verification took (AIA, OCSP and CRL downloads, with the resolve and

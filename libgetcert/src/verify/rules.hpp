@@ -7,6 +7,7 @@
 // pathLen, name constraints as RFC 5280 6.1 defines them) stays with OpenSSL.
 
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include <cstddef>
 #include <optional>
@@ -24,7 +25,10 @@ struct PathView {
   Purpose purpose = Purpose::server;
   // VerifyOptions::max_depth: at most this many intermediates (self-issued ones not counted).
   std::optional<int> max_intermediates;
-  STACK_OF(X509_CRL) * crls = nullptr;     // the --crl-file CRLs (borrowed), may be null
+  STACK_OF(X509_CRL) * crls = nullptr;  // the --crl-file CRLs (borrowed), may be null
+  // The path builder already counted RFC 5280's name-constraint comparisons for this path
+  // (path_search.cpp): the rules count only their own.
+  bool constraints_counted = false;
   mutable std::optional<bool> root_cache;  // has_root(), decided once (it checks a signature)
 
   // The last certificate is a self-signed trust anchor (a root, not an intermediate given as an
@@ -69,6 +73,12 @@ struct RuleBudget {
     return true;
   }
 };
+
+// What RFC 5280 6.1 name-constraint processing compares, for the budget: the subtrees of one
+// nameConstraints extension, and the names of a certificate held to them (every SAN and every
+// subject attribute, the emailAddress and the CN among them).
+std::size_t constraint_subtrees(const NAME_CONSTRAINTS* nc);
+std::size_t constrained_names(X509* cert);
 
 // The leaf's keyUsage allows none of the key uses TLS needs for `purpose` (OpenSSL's purpose
 // check refuses it too; verify.cpp leaves that refusal to the leaf_key_usage_purpose rule).

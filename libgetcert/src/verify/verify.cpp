@@ -361,18 +361,11 @@ Result<PathResult> judge_exact_path(const std::vector<X509*>& certs, const Verif
   return build_path(certs.front(), helpers.get(), options, anchor.get(), now, !root, crls);
 }
 
-bool same_path(const std::vector<X509*>& certs, STACK_OF(X509) * chain) {
-  if (chain == nullptr || static_cast<int>(certs.size()) != sk_X509_num(chain)) return false;
-  for (std::size_t i = 0; i < certs.size(); ++i) {
-    if (X509_cmp(certs[i], sk_X509_value(chain, static_cast<int>(i))) != 0) return false;
-  }
-  return true;
-}
-
 // The profile's rules over a path as far as it was built.
 std::vector<detail::RuleFinding> path_findings(const PathResult& path, const VerifyOptions& options,
                                                STACK_OF(X509_CRL) * crls,
-                                               detail::RuleBudget& budget) {
+                                               detail::RuleBudget& budget,
+                                               bool constraints_counted = false) {
   detail::PathView view;
   for (int i = 0; i < sk_X509_num(path.chain.get()); ++i) {
     view.certs.push_back(sk_X509_value(path.chain.get(), i));
@@ -381,6 +374,7 @@ std::vector<detail::RuleFinding> path_findings(const PathResult& path, const Ver
   view.purpose = options.purpose;
   view.max_intermediates = options.max_depth;
   view.crls = crls;
+  view.constraints_counted = constraints_counted;
   return detail::check_rules(view, budget);
 }
 
@@ -425,6 +419,9 @@ std::string budget_reason(detail::BudgetLimit limit) {
       return "path building stopped after judging " +
              std::to_string(detail::PathBudget::kCandidatePaths) +
              " candidate paths to a trust anchor, none of them valid";
+    case detail::BudgetLimit::name_constraints:
+      return "verification stopped after 250,000 name-constraint comparisons (rustls-webpki's "
+             "bound, RUSTSEC-2023-0053): the chain is built to exhaust verifiers";
     case detail::BudgetLimit::none:
       break;
   }
@@ -757,8 +754,9 @@ namespace {
 
 // One verification as it goes through its phases: what came in, the path being judged, and
 // the Verification being filled. Each phase below is a step of docs/verification.md's pipeline:
-// build the first path -> complete it via AIA -> search the other paths -> the verified chain
-// -> names -> pins, staple, CRL coverage -> revocation -> the profile -> chain issues, verdict.
+// build the paths (getcert's walk; OpenSSL's for --profile openssl) -> complete them via AIA
+// -> the verified chain -> names -> pins, staple, CRL coverage -> revocation -> the profile ->
+// chain issues, verdict.
 struct Run {
   Run(const std::vector<Certificate>& p, const VerifyOptions& o, const TrustStore& t)
       : presented(p), options(o), trust(t), recorder(v.timings, o.on_step) {}
@@ -778,14 +776,11 @@ struct Run {
   // One budget for every HTTP request verification makes (AIA, OCSP, CRL).
   Clock::time_point network_deadline;
   std::optional<PathResult> path;
-  // Where the server left a gap: the problem that says so, and how AIA completion went. Kept to
-  // restate the gap if path building later completes it through a downloaded issuer.
+  // Where the server left a gap: the problem that says so, and whether AIA completion closed it.
   std::optional<VerifyProblem> gap_problem;
   bool completed = false;
   int gap_depth = 0;
-  std::optional<Certificate> gap_child;
   std::string gap_url;
-  std::size_t aia_notes_from = 0;
   // The profile's rules over the chosen path; one name-constraint budget for every path judged.
   RuleBudget rule_budget;
   std::vector<RuleFinding> findings;
@@ -821,59 +816,49 @@ Result<PathResult> build_from_presented(Run& r, bool partial_chain) {
                     r.crls.get());
 }
 
-// The path OpenSSL builds first. Every certificate the user names as trusted is an anchor, as
-// in Go, browsers, curl and gRPC (OpenSSL's partial chains); a path to a self-signed root is
-// still preferred.
-Result<void> build_first_path(Run& r) {
+// The openssl profile's path: the one OpenSSL builds, as OpenSSL clients take it. Every
+// certificate the user names as trusted is an anchor, as in Go, browsers, curl and gRPC
+// (OpenSSL's partial chains); a path to a self-signed root is still preferred.
+Result<void> build_openssl_path(Run& r) {
   GETCERT_TRY_ASSIGN(auto first, build_from_presented(r, false));
   r.path = std::move(first);
   if (r.trust.explicit_anchors && !r.path->anchored) {
     GETCERT_TRY_ASSIGN(auto partial, build_from_presented(r, true));
     if (partial.anchored) r.path = std::move(partial);
   }
+  r.findings = path_findings(*r.path, r.options, r.crls.get(), r.rule_budget);
   return {};
 }
 
-// Where the server left a gap, say so plainly; with fetch_missing, complete it as a browser
-// would, from the CA Issuers URLs.
-Result<void> complete_via_aia(Run& r) {
-  const auto gap =
-      std::find_if(r.path->problems.begin(), r.path->problems.end(), [&](const RawProblem& p) {
-        if (!is_issuer_problem(p.code) || !p.cert) return false;
-        auto c = internal::certificate_from_x509(p.cert.get());
-        return c && !c->self_signed && !name_in_presented(c->issuer, r.presented) &&
-               !c->ca_issuers_urls.empty();
-      });
-  r.aia_notes_from = r.v.warnings.size();
-  if (gap == r.path->problems.end()) return {};
-  r.gap_depth = gap->depth;
-  GETCERT_TRY_ASSIGN(auto child, internal::certificate_from_x509(gap->cert.get()));
-  r.gap_child = child;
-  std::vector<std::string> notes;
-  if (r.options.fetch_missing) {
-    r.v.fetched_intermediates = fetch_missing_issuers(
-        *r.path, r.network_deadline, r.options.check_revocation, r.options.proxy, notes, r.gap_url);
-    if (!r.v.fetched_intermediates.empty()) {
-      for (const auto& c : r.v.fetched_intermediates) {
-        internal::X509Ptr h = internal::x509_from_certificate(c);
-        if (h && sk_X509_push(r.untrusted.get(), h.get()) > 0) r.handles.push_back(std::move(h));
-      }
-      GETCERT_TRY_ASSIGN(auto again, build_from_presented(r, false));
-      r.completed = std::none_of(again.problems.begin(), again.problems.end(),
-                                 [](const RawProblem& p) { return is_issuer_problem(p.code); });
-      if (r.completed) r.path = std::move(again);
-    }
+// Where the path builder looks for issuers: what the server sent (and AIA brought), the store.
+IssuerSources issuer_sources(Run& r) {
+  IssuerSources sources;
+  for (std::size_t i = 1; i < r.handles.size(); ++i)
+    sources.untrusted.push_back(r.handles[i].get());
+  sources.store = r.trust.store.get();
+  sources.explicit_anchors = r.trust.explicit_anchors;
+  sources.now = r.now;
+  sources.purpose = r.options.purpose;
+  // The walk may go as deep as OpenSSL would; --max-depth is the rules' to judge, so that
+  // self-issued intermediates do not count (RFC 5280 6.1.4 (l)).
+  sources.max_intermediates =
+      static_cast<std::size_t>(std::max(r.options.max_depth.value_or(0), kOpensslDepth));
+  sources.constraint_budget = &r.rule_budget;
+  return sources;
+}
+
+// A path as far as the walk could build it, with no anchor at its end: OpenSSL, given no trust
+// anchor and that path's certificates as the only helpers, says where and why it stops (an
+// issuer missing, a self-signed certificate not trusted), which is what the report shows.
+Result<PathResult> judge_dead_end(const Run& r, const std::vector<X509*>& certs) {
+  internal::X509StorePtr none(X509_STORE_new());
+  internal::X509RefStackPtr helpers(sk_X509_new_null());
+  if (!none || !helpers) return fail(Errc::internal, "out of memory");
+  for (std::size_t i = 1; i < certs.size(); ++i) {
+    if (sk_X509_push(helpers.get(), certs[i]) <= 0) return fail(Errc::internal, "out of memory");
   }
-  r.gap_problem =
-      missing_intermediate(r.gap_depth, child, r.completed, r.options.fetch_missing, r.gap_url);
-  // Notes explain a failed completion; after a success they are noise.
-  if (!r.completed) {
-    r.aia_notes_from = r.v.warnings.size();
-    for (auto& n : notes) {
-      r.v.warnings.push_back({ProblemCode::aia_fetch_failed, std::nullopt, std::move(n)});
-    }
-  }
-  return {};
+  return build_path(certs.front(), helpers.get(), r.options, none.get(), r.now, false,
+                    r.crls.get());
 }
 
 // A rejected path as the report shows it: the chain and every reason it failed.
@@ -893,94 +878,172 @@ Result<RejectedPath> rejection(const Run& r, STACK_OF(X509) * chain, const PathR
   return out;
 }
 
-// The chosen path may or may not need what AIA brought; the gap is restated only if it does.
-void restate_gap_for(Run& r) {
-  r.completed = std::any_of(
-      r.v.fetched_intermediates.begin(), r.v.fetched_intermediates.end(),
-      [&](const Certificate& f) {
-        for (int i = 0; i < sk_X509_num(r.path->chain.get()); ++i) {
-          auto c = internal::certificate_from_x509(sk_X509_value(r.path->chain.get(), i));
-          if (c && same_certificate(*c, f)) return true;
-        }
-        return false;
-      });
-  if (!r.completed) {
-    r.gap_problem.reset();
-  } else if (r.gap_child) {
-    r.gap_problem =
-        missing_intermediate(r.gap_depth, *r.gap_child, true, r.options.fetch_missing, r.gap_url);
-    r.v.warnings.erase(r.v.warnings.begin() + static_cast<std::ptrdiff_t>(r.aia_notes_from),
-                       r.v.warnings.end());
-  }
-}
-
-// Where the path search looks for issuers: what the server sent (and AIA brought), the store.
-IssuerSources issuer_sources(const Run& r) {
-  IssuerSources sources;
-  for (std::size_t i = 1; i < r.handles.size(); ++i)
-    sources.untrusted.push_back(r.handles[i].get());
-  sources.store = r.trust.store.get();
-  sources.explicit_anchors = r.trust.explicit_anchors;
-  sources.now = r.now;
-  if (r.options.max_depth)
-    sources.max_intermediates = static_cast<std::size_t>(*r.options.max_depth);
-  return sources;
-}
-
-// Only a failed first path pays for the search. The openssl profile is what OpenSSL clients
-// accept, and they take OpenSSL's first path: no search for it.
-Result<void> search_other_paths(Run& r) {
-  r.findings = path_findings(*r.path, r.options, r.crls.get(), r.rule_budget);
-  const bool first_ok =
-      r.path->ran && r.path->problems.empty() && !profile_rejects(r.findings, r.options.profile);
-  if (first_ok || r.options.profile == Profile::openssl ||
-      !worth_searching(*r.path, r.findings, r.options.profile)) {
-    return {};
-  }
-  if (r.path->anchored) {
-    GETCERT_TRY_ASSIGN(auto first, rejection(r, r.path->chain.get(), *r.path, r.findings));
-    r.v.rejected_paths.push_back(std::move(first));
-  }
-  const IssuerSources sources = issuer_sources(r);
+// What one walk judged: the first path accepted, else the first rejected (the most plausible:
+// the walk tries the best candidates first), with the rules' findings for each.
+struct WalkResult {
   std::optional<PathResult> chosen;
   std::vector<RuleFinding> chosen_findings;
-  std::optional<Error> judge_error;
+  std::optional<PathResult> first_rejected;
+  std::vector<RuleFinding> first_rejected_findings;
+  std::vector<std::vector<X509*>> judged;
+  std::optional<Error> error;
+};
+
+// Judges one complete path: OpenSSL's checks on exactly that path (its anchor the only trusted
+// certificate, its intermediates the only helpers), then the profile's rules.
+Judgement judge_candidate(Run& r, WalkResult& w, const std::vector<X509*>& certs) {
+  const auto seen = std::find(w.judged.begin(), w.judged.end(), certs);
+  if (seen != w.judged.end()) return Judgement::already_judged;
+  w.judged.push_back(certs);
+  ++r.v.path_search.candidate_paths;
+  auto judged = judge_exact_path(certs, r.options, r.now, r.crls.get());
+  if (!judged) {
+    w.error = judged.error();
+    return Judgement::accepted;  // stop: the same failure would repeat for every path
+  }
+  auto rules = path_findings(*judged, r.options, r.crls.get(), r.rule_budget, true);
+  if (judged->ran && judged->problems.empty() && !profile_rejects(rules, r.options.profile)) {
+    w.chosen = std::move(*judged);
+    w.chosen_findings = std::move(rules);
+    return Judgement::accepted;
+  }
+  auto rejected = rejection(r, judged->chain.get(), *judged, rules);
+  if (!rejected) {
+    w.error = rejected.error();
+    return Judgement::accepted;  // stop, as above
+  }
+  r.v.rejected_paths.push_back(std::move(*rejected));
+  const bool shared = !worth_searching(*judged, rules, r.options.profile);
+  if (!w.first_rejected) {
+    w.first_rejected = std::move(*judged);
+    w.first_rejected_findings = std::move(rules);
+  }
+  // The leaf's own failure is every path's: no other path can do better.
+  return shared ? Judgement::final_rejection : Judgement::rejected;
+}
+
+// Every profile but openssl: getcert's path builder (path_search.cpp) walks the candidate paths
+// and judges each complete one. The verdict is about the first path accepted; when none is, the
+// first rejected; when no path reaches an anchor, the longest the walk built.
+Result<void> walk_paths(Run& r) {
+  const IssuerSources sources = issuer_sources(r);
+  WalkResult w;
   const PathJudge judge = [&](const std::vector<X509*>& certs) {
-    if (same_path(certs, r.path->chain.get())) return Judgement::already_judged;  // the first
-    ++r.v.path_search.candidate_paths;
-    auto judged = judge_exact_path(certs, r.options, r.now, r.crls.get());
-    if (!judged) {
-      judge_error = judged.error();
-      return Judgement::accepted;  // stop: the same failure would repeat for every path
-    }
-    auto rules = path_findings(*judged, r.options, r.crls.get(), r.rule_budget);
-    if (judged->ran && judged->problems.empty() && !profile_rejects(rules, r.options.profile)) {
-      chosen = std::move(*judged);
-      chosen_findings = std::move(rules);
-      return Judgement::accepted;
-    }
-    auto rejected = rejection(r, judged->chain.get(), *judged, rules);
-    if (!rejected) {
-      judge_error = rejected.error();
-      return Judgement::accepted;  // stop, as above
-    }
-    r.v.rejected_paths.push_back(std::move(*rejected));
-    return Judgement::rejected;
+    return judge_candidate(r, w, certs);
   };
   PathBudget budget;
-  const SearchEnd end = search_paths(r.leaf, sources, budget, judge, r.looked_up);
-  if (judge_error) return tl::unexpected(*judge_error);
-  r.v.path_search.ran = true;
-  r.v.path_search.signature_checks = budget.signatures_used();
-  r.v.path_search.build_calls = budget.build_calls_used();
-  r.v.path_search.budget_exhausted = end == SearchEnd::exhausted;
-  if (chosen) {
-    *r.path = std::move(*chosen);
-    r.findings = std::move(chosen_findings);
-    restate_gap_for(r);
-  } else if (r.v.path_search.budget_exhausted) {
+  const SearchOutcome out = search_paths(r.leaf, sources, budget, judge, r.looked_up);
+  if (w.error) return tl::unexpected(*w.error);
+  PathSearch& stats = r.v.path_search;
+  stats.ran = true;
+  stats.signature_checks += budget.signatures_used();
+  stats.build_calls += budget.build_calls_used();
+  stats.pruned_candidates += out.pruned;
+  stats.budget_exhausted = out.end == SearchEnd::exhausted;
+  r.budget_problem.reset();
+  if (stats.budget_exhausted && !w.chosen) {
     r.budget_problem =
         VerifyProblem{0, ProblemCode::budget_exhausted, budget_reason(budget.exhausted)};
+  }
+  if (w.chosen || w.first_rejected) {
+    r.path = std::move(w.chosen ? w.chosen : w.first_rejected);
+    r.findings = std::move(w.chosen ? w.chosen_findings : w.first_rejected_findings);
+    // The first path failed for the leaf's own reason, which every path shares: no other path
+    // was tried, and that one is the verdict itself, not a rejected alternative.
+    if (out.end == SearchEnd::stopped && r.v.rejected_paths.size() == 1) {
+      r.v.rejected_paths.clear();
+    }
+    return {};
+  }
+  const std::vector<X509*> dead_end =
+      out.dead_end.empty() ? std::vector<X509*>{r.leaf} : out.dead_end;
+  if (stats.budget_exhausted || out.too_deep) {
+    // Stopped before any path could be judged: the bound is the answer, the walk its evidence.
+    PathResult stopped;
+    stopped.chain.reset(sk_X509_new_null());
+    for (X509* c : dead_end) {
+      if (!stopped.chain || sk_X509_push(stopped.chain.get(), c) <= 0 || X509_up_ref(c) != 1) {
+        return fail(Errc::internal, "out of memory");
+      }
+    }
+    r.path = std::move(stopped);
+    r.findings.clear();
+    if (!stats.budget_exhausted) {
+      r.findings.push_back({static_cast<int>(dead_end.size() - 1), ProblemCode::chain_too_long,
+                            "no path to a trust anchor within " +
+                                std::to_string(sources.max_intermediates) +
+                                " intermediate CAs: the chain goes deeper than " +
+                                (r.options.max_depth ? "the maximum depth allows"
+                                                     : "OpenSSL's default depth of 100")});
+    }
+    return {};
+  }
+  GETCERT_TRY_ASSIGN(auto judged, judge_dead_end(r, dead_end));
+  r.path = std::move(judged);
+  r.findings = path_findings(*r.path, r.options, r.crls.get(), r.rule_budget, true);
+  return {};
+}
+
+Result<void> build_paths(Run& r) {
+  return r.options.profile == Profile::openssl ? build_openssl_path(r) : walk_paths(r);
+}
+
+// After AIA brought issuers: the path again, with them among the candidates. `completed` when
+// no issuer is missing any more; otherwise the earlier path stands.
+Result<void> rebuild_after_aia(Run& r) {
+  if (r.options.profile == Profile::openssl) {
+    GETCERT_TRY_ASSIGN(auto again, build_from_presented(r, false));
+    r.completed = std::none_of(again.problems.begin(), again.problems.end(),
+                               [](const RawProblem& p) { return is_issuer_problem(p.code); });
+    if (r.completed) {
+      r.path = std::move(again);
+      r.findings = path_findings(*r.path, r.options, r.crls.get(), r.rule_budget);
+    }
+    return {};
+  }
+  std::optional<PathResult> before = std::move(r.path);
+  std::vector<RuleFinding> before_findings = std::move(r.findings);
+  GETCERT_TRY(walk_paths(r));
+  r.completed = r.path->anchored;
+  if (!r.completed) {
+    r.path = std::move(before);
+    r.findings = std::move(before_findings);
+  }
+  return {};
+}
+
+// Where the server left a gap, say so plainly; with fetch_missing, complete it as a browser
+// would, from the CA Issuers URLs.
+Result<void> complete_via_aia(Run& r) {
+  const auto gap =
+      std::find_if(r.path->problems.begin(), r.path->problems.end(), [&](const RawProblem& p) {
+        if (!is_issuer_problem(p.code) || !p.cert) return false;
+        auto c = internal::certificate_from_x509(p.cert.get());
+        return c && !c->self_signed && !name_in_presented(c->issuer, r.presented) &&
+               !c->ca_issuers_urls.empty();
+      });
+  if (gap == r.path->problems.end()) return {};
+  r.gap_depth = gap->depth;
+  GETCERT_TRY_ASSIGN(auto child, internal::certificate_from_x509(gap->cert.get()));
+  std::vector<std::string> notes;
+  if (r.options.fetch_missing) {
+    r.v.fetched_intermediates = fetch_missing_issuers(
+        *r.path, r.network_deadline, r.options.check_revocation, r.options.proxy, notes, r.gap_url);
+    if (!r.v.fetched_intermediates.empty()) {
+      for (const auto& c : r.v.fetched_intermediates) {
+        internal::X509Ptr h = internal::x509_from_certificate(c);
+        if (h && sk_X509_push(r.untrusted.get(), h.get()) > 0) r.handles.push_back(std::move(h));
+      }
+      GETCERT_TRY(rebuild_after_aia(r));
+    }
+  }
+  r.gap_problem =
+      missing_intermediate(r.gap_depth, child, r.completed, r.options.fetch_missing, r.gap_url);
+  // Notes explain a failed completion; after a success they are noise.
+  if (!r.completed) {
+    for (auto& n : notes) {
+      r.v.warnings.push_back({ProblemCode::aia_fetch_failed, std::nullopt, std::move(n)});
+    }
   }
   return {};
 }
@@ -1180,9 +1243,8 @@ Result<Verification> verify_with_store(const std::vector<Certificate>& presented
   Run r(presented, options, trust);
   r.v.trust_store = trust.description;
   GETCERT_TRY(parse_presented(r, parsed));
-  GETCERT_TRY(build_first_path(r));
+  GETCERT_TRY(build_paths(r));
   GETCERT_TRY(complete_via_aia(r));
-  GETCERT_TRY(search_other_paths(r));
   check_key_usages(r);  // a purpose fact, as OpenSSL's wrong_purpose is: before judge_path
   judge_path(r);
   GETCERT_TRY(assemble_verified_chain(r));
