@@ -718,6 +718,7 @@ BROWSER_CURVE = ("no TLS signature scheme the browser offers fits the leaf's key
 OPENSSL_CURVE = "OpenSSL accepts any named curve it implements"
 GRPC_CURVE = "gRPC (OpenSSL) accepts a CA key on any named curve OpenSSL implements"
 RSA_EXP = " accepts any RSA public exponent (even, or 1) in a certificate it does not verify with"
+COMPRESSED = " accepts an EC key whose point is compressed (RFC 5480 2.2 lets it)"
 BROWSER_WEAK_RSA = " accepts an RSA-1024 key under a locally trusted root (its 2048-bit minimum binds publicly trusted roots only)"
 # Where webpki 0.22 (webpkiverify), Chromium and Firefox reach the other verdict, as observed by
 # this test (Chromium 156, Firefox ESR 153, webpki 0.22.0), and where the other verifiers differ
@@ -750,6 +751,8 @@ CLIENT_DIFFERS = {
         "rule-wildcard-public-suffix": JAVA_PSL,
     },
     "chromium": {
+        "ec-compressed-point-intermediate": "Chromium (BoringSSL)" + COMPRESSED,
+        "ec-compressed-point-leaf": "Chromium (BoringSSL)" + COMPRESSED,
         "eku-intermediate-any": "Chromium accepts anyExtendedKeyUsage in a CA",
         "eku-leaf-any": "Chromium accepts anyExtendedKeyUsage in the leaf",
         "intermediate-only-in-ca-file": GETCERT_INCOMPLETE,
@@ -790,6 +793,8 @@ CLIENT_DIFFERS = {
         "rsa-exponent-1-leaf": "Go" + RSA_EXP, "rsa-exponent-even-leaf": "Go" + RSA_EXP,
     },
     "pyca": {
+        "ec-compressed-point-intermediate": "pyca" + COMPRESSED,
+        "ec-compressed-point-leaf": "pyca" + COMPRESSED,
         "ec-p224-leaf": "pyca checks the leaf's key only when it verifies a signature with it",
         "ec-secp256k1-leaf": "pyca checks the leaf's key only when it verifies a signature "
                              "with it",
@@ -801,6 +806,8 @@ CLIENT_DIFFERS = {
         "rsa-exponent-1-leaf": "pyca" + RSA_EXP, "rsa-exponent-even-leaf": "pyca" + RSA_EXP,
     },
     "openssl": {
+        "ec-compressed-point-intermediate": "OpenSSL" + COMPRESSED,
+        "ec-compressed-point-leaf": "OpenSSL" + COMPRESSED,
         "ec-brainpoolp256r1-intermediate": OPENSSL_CURVE, "ec-brainpoolp256r1-leaf": OPENSSL_CURVE,
         "ec-p224-intermediate": OPENSSL_CURVE, "ec-p224-leaf": OPENSSL_CURVE,
         "ec-secp256k1-intermediate": OPENSSL_CURVE, "ec-secp256k1-leaf": OPENSSL_CURVE,
@@ -817,6 +824,8 @@ CLIENT_DIFFERS = {
         "rsa-exponent-1-leaf": "certtool" + RSA_EXP, "rsa-exponent-even-leaf": "certtool" + RSA_EXP,
     },
     "grpc": {
+        "ec-compressed-point-intermediate": "gRPC (OpenSSL)" + COMPRESSED,
+        "ec-compressed-point-leaf": "gRPC (OpenSSL)" + COMPRESSED,
         "ec-brainpoolp256r1-intermediate": GRPC_CURVE, "ec-p224-intermediate": GRPC_CURVE,
         "ec-secp256k1-intermediate": GRPC_CURVE,
         "ec-p521-leaf": "gRPC (OpenSSL) offers ecdsa_secp521r1_sha512; Chromium does not",
@@ -1067,6 +1076,16 @@ def explicit_p256_spki(key):
                            "explicit"], input=pem, capture_output=True, check=True).stdout
 
 
+def compressed_spki(key):
+    """key's public key with its point in compressed form (RFC 5480 2.2: 0x02 or 0x03 and x
+    only), as OpenSSL writes it with -ec_conv_form compressed."""
+    import subprocess
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption())
+    return subprocess.run(["openssl", "pkey", "-pubout", "-outform", "DER", "-ec_conv_form",
+                           "compressed"], input=pem, capture_output=True, check=True).stdout
+
+
 def rsa_spki(n, e):
     """An rsaEncryption SubjectPublicKeyInfo for modulus n and exponent e (any e, even ones no
     key generator makes)."""
@@ -1104,6 +1123,13 @@ def key_cases(pki):
     simple("ec-explicit-parameters-leaf",
            resign(explicit, inter, with_spki(explicit_p256_spki(explicit.key))), "reject",
            **EXPLICIT)
+    # Firefox, Go and webpki refuse a compressed point (and GnuTLS and Java); Chromium, OpenSSL
+    # and pyca take it: an error where a browser refuses, a warning in the other profiles.
+    point = {"code": "ec_point_compressed", "profiles": curve_profiles("ec_point_compressed")}
+    compressed = pki.leaf()
+    simple("ec-compressed-point-leaf",
+           resign(compressed, inter, with_spki(compressed_spki(compressed.key))), "reject",
+           **point)
     even = pki.leaf(key=rsa_key(2048))
     n = even.key.public_key().public_numbers().n
     # No private key exists for an even exponent: no TLS server can present this leaf, so the
@@ -1141,6 +1167,9 @@ def key_cases(pki):
     by_ca("ec-explicit-parameters-intermediate", ec_key(), "reject", **EXPLICIT,
           ca=lambda ca_cert: resign(ca_cert, pki.root,
                                     with_spki(explicit_p256_spki(ca_cert.key))))
+    by_ca("ec-compressed-point-intermediate", ec_key(), "reject", **point,
+          ca=lambda ca_cert: resign(ca_cert, pki.root,
+                                    with_spki(compressed_spki(ca_cert.key))))
     by_ca("rsa-exponent-3-intermediate", rsa.generate_private_key(3, 2048), "accept")
     by_ca("rsa3072-intermediate", rsa_key(3072), "accept")
     return c

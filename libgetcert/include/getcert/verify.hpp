@@ -237,6 +237,7 @@ enum class ProblemCode {
   leaf_key_not_in_browsers,         // a server leaf key browsers cannot use (Ed25519, P-521)
   ec_leaf_without_digital_signature,  // an EC leaf whose keyUsage lacks digitalSignature
   too_many_intermediates,             // more than 6 intermediates (mozilla::pkix, webpki)
+  ec_point_compressed,                // an EC key whose point is compressed (RFC 5480 2.2)
 };
 
 enum class RevocationStatus { good, revoked, unknown, error, none };

@@ -152,6 +152,13 @@ void check_shape(const PathView& path, std::size_t d, std::vector<RuleFinding>& 
                          " (BR 6.1.5: P-256, P-384 or P-521 only; Chromium and rustls-webpki "
                          "refuse other curves)"});
     }
+    // The point's first octet: 0x04 uncompressed; 0x02 or 0x03 compressed (RFC 5480 2.2).
+    if (spki.key_len > 0 && (spki.key[0] == 0x02 || spki.key[0] == 0x03)) {
+      out.push_back({depth, ProblemCode::ec_point_compressed,
+                     path.who(d) + " has an EC key whose point is compressed (RFC 5480 2.2 "
+                                   "makes that optional; Firefox, Go and rustls-webpki refuse "
+                                   "it)"});
+    }
   }
 }
 

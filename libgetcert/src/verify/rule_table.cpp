@@ -209,6 +209,12 @@ constexpr RuleRow kEcLeafDs =
 constexpr RuleRow kTooManyIntermediates =
     rule("too_many_intermediates", "Firefox (mozilla::pkix), rustls-webpki",
          "more than 6 intermediates between the leaf and the anchor", {E, N, N, W});
+// Measured by tests/differential: Firefox, Go and rustls-webpki (and GnuTLS and Java) refuse a
+// compressed point, Chromium, OpenSSL and pyca take it. RFC 5480 2.2 makes the uncompressed
+// form the one every implementation MUST support and compression optional.
+constexpr RuleRow kEcCompressed =
+    rule("ec_point_compressed", "RFC 5480 2.2; Firefox, Go, rustls-webpki",
+         "an EC key whose point is compressed", {E, W, W, E});
 constexpr RuleRow kRsaExponent = rule("rsa_exponent_invalid", "RFC 8017 3.1, BR 6.1.6",
                                       "an RSA exponent that is even or below 3", {E, W, E, E});
 
@@ -309,20 +315,21 @@ const RuleRow& rule_row(ProblemCode code) noexcept {
     case P::leaf_key_not_in_browsers: return kLeafKeyBrowsers;
     case P::ec_leaf_without_digital_signature: return kEcLeafDs;
     case P::too_many_intermediates: return kTooManyIntermediates;
+    case P::ec_point_compressed: return kEcCompressed;
   }
   // clang-format on
   return kX509Error;
 }
 
-const std::array<ProblemCode, 76>& all_problem_codes() noexcept {
+const std::array<ProblemCode, 77>& all_problem_codes() noexcept {
   // Codes are appended only, so the last one bounds the enum; the table test checks that every
   // value up to it has its own name.
-  static const std::array<ProblemCode, 76> codes = [] {
-    std::array<ProblemCode, 76> out{};
+  static const std::array<ProblemCode, 77> codes = [] {
+    std::array<ProblemCode, 77> out{};
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<ProblemCode>(i);
     return out;
   }();
-  static_assert(static_cast<std::size_t>(ProblemCode::too_many_intermediates) + 1 == 76,
+  static_assert(static_cast<std::size_t>(ProblemCode::ec_point_compressed) + 1 == 77,
                 "a new ProblemCode needs a row in rule_row() and a larger all_problem_codes()");
   return codes;
 }

@@ -47,7 +47,7 @@ inline constexpr std::array<Profile, 4> kProfiles = {Profile::webpki, Profile::o
                                                      Profile::rfc5280, Profile::cabf};
 
 // Every code, in enum order; the docs table and the table's tests walk it.
-const std::array<ProblemCode, 76>& all_problem_codes() noexcept;
+const std::array<ProblemCode, 77>& all_problem_codes() noexcept;
 
 std::string_view to_string(RuleLevel level) noexcept;  // "E", "W", "-"
 
