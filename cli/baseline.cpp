@@ -126,7 +126,9 @@ class LineReader {
  public:
   explicit LineReader(std::FILE* file) : file_(file) {}
 
-  enum class Got { line, too_long, end, failed };
+  // over: more than Baseline::kMaxBytes read in all (a device such as /dev/zero never ends a
+  // line, so the count cannot wait for one).
+  enum class Got { line, too_long, end, failed, over };
 
   Got next(std::string& line) {
     line.clear();
@@ -140,6 +142,7 @@ class LineReader {
         return too_long ? Got::too_long : Got::line;
       }
       partial_ = true;
+      if (++total_ > Baseline::kMaxBytes) return Got::over;
       if (c == '\n') {
         partial_ = false;
         return too_long ? Got::too_long : Got::line;
@@ -155,6 +158,7 @@ class LineReader {
  private:
   std::FILE* file_;
   bool partial_ = false;  // bytes of a line seen, its end not yet
+  std::uint64_t total_ = 0;
 };
 
 std::string first_problem(const std::vector<BaselineProblem>& problems) {
@@ -232,6 +236,10 @@ Result<Baseline> Baseline::load(const std::string& path) {
     if (got == LineReader::Got::end) break;
     if (got == LineReader::Got::failed) {
       return fail(Errc::io_error, "cannot read " + name + ": " + std::strerror(errno));
+    }
+    if (got == LineReader::Got::over) {
+      return fail(Errc::limit_exceeded,
+                  name + " is over the limit of " + std::to_string(kMaxBytes) + " bytes");
     }
     ++number;
     bytes += line.size() + 1;

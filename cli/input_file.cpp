@@ -1,9 +1,5 @@
 #include "input_file.hpp"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -25,16 +21,16 @@ Result<std::vector<std::uint8_t>> read_stream(std::istream& in, const std::strin
 
 }  // namespace
 
-Result<std::vector<std::uint8_t>> read_input(const std::string& path, Terminal& term) {
+Result<std::vector<std::uint8_t>> read_input(const std::string& path, Terminal& term,
+                                             internal::FileKinds kinds) {
   if (path == "-") return read_stream(term.in, "standard input");
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return fail(Errc::io_error, "cannot read '" + path + "': " + std::strerror(errno));
+  auto bytes = internal::read_bounded_file(path, kMaxInputBytes, "'" + path + "'", kinds);
+  if (!bytes) {
+    if (bytes.error().code != Errc::limit_exceeded) return tl::unexpected(bytes.error());
+    return fail(Errc::limit_exceeded,
+                "'" + path + "' is larger than 64 MiB; not a certificate file");
   }
-  if (S_ISDIR(st.st_mode)) return fail(Errc::io_error, "'" + path + "' is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(Errc::io_error, "cannot open '" + path + "': " + std::strerror(errno));
-  return read_stream(in, "'" + path + "'");
+  return std::vector<std::uint8_t>(bytes->begin(), bytes->end());
 }
 
 }  // namespace getcert::cli

@@ -4,16 +4,19 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include <CLI/CLI.hpp>
 
+#include <openssl/crypto.h>
+
 #include "internal/owners.hpp"
+#include "internal/read_file.hpp"
 #include "report.hpp"
 
 namespace {
@@ -65,17 +68,41 @@ class PromptSignals {
   std::array<bool, 4> installed_{};
 };
 
+constexpr std::size_t kMaxPasswordBytes = std::size_t{64} * 1024;
+
+// A NUL would end the password early where it reaches OpenSSL or a key-store KDF as a C string
+// (a different password than the one in the file): refused rather than cut.
+Error nul_in_password(const std::string& name) {
+  return {Errc::invalid_argument,
+          name + " holds a NUL byte in its first line; a password cannot contain one"};
+}
+
 Result<pkcs12::SecureString> first_line(std::istream& in, const std::string& name) {
   pkcs12::SecureString line;
   char c = 0;
   while (in.get(c)) {
+    if (c == '\0') return tl::unexpected(nul_in_password(name));
     line.push_back(c);
     if (c == '\n') break;
-    if (line.size() > std::size_t{64} * 1024)
+    if (line.size() > kMaxPasswordBytes)
       return fail(Errc::invalid_argument, name + " is not a password");
   }
   if (in.bad()) return fail(Errc::io_error, "cannot read " + name);
   drop_newline(line);
+  return line;
+}
+
+// The first line of a password file's bytes, which are wiped here once copied.
+Result<pkcs12::SecureString> first_line_of(std::string& bytes, const std::string& name) {
+  const std::size_t end = std::min(bytes.find('\n'), bytes.size());
+  const bool nul = bytes.find('\0') < end;
+  pkcs12::SecureString line;
+  if (!nul) {
+    for (std::size_t i = 0; i < end; ++i) line.push_back(bytes[i]);
+  }
+  OPENSSL_cleanse(bytes.data(), bytes.size());
+  if (nul) return tl::unexpected(nul_in_password(name));
+  drop_newline(line);  // a lone '\r' before the end of the line
   return line;
 }
 
@@ -111,17 +138,25 @@ void add_key_password_options(CLI::App* cmd, PasswordArgs& args) {
   env->excludes(in);
 }
 
-Result<pkcs12::SecureString> read_secret_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(Errc::io_error, "cannot read '" + path + "': " + std::strerror(errno));
-  return first_line(in, "'" + path + "'");
+Result<pkcs12::SecureString> read_secret_file(const std::string& path, internal::FileKinds kinds) {
+  const std::string name = "'" + path + "'";
+  auto bytes = internal::read_bounded_file(path, kMaxPasswordBytes, name, kinds);
+  if (!bytes) {
+    if (bytes.error().code == Errc::limit_exceeded) {
+      return fail(Errc::invalid_argument, name + " is not a password (over 64 KiB)");
+    }
+    return tl::unexpected(bytes.error());
+  }
+  return first_line_of(*bytes, name);
 }
 
 Result<std::optional<pkcs12::SecureString>> read_password(const PasswordArgs& args,
                                                           Terminal& term) {
   using Out = std::optional<pkcs12::SecureString>;
   if (!args.file.empty()) {
-    auto s = read_secret_file(args.file);
+    auto s = read_secret_file(args.file, args.regular_file_only
+                                             ? internal::FileKinds::regular
+                                             : internal::FileKinds::regular_or_stream);
     if (!s) return tl::unexpected(s.error());
     return Out(std::move(*s));
   }

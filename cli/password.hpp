@@ -11,6 +11,7 @@
 #include "getcert/error.hpp"
 #include "getcert/pkcs12.hpp"
 #include "global_options.hpp"
+#include "internal/read_file.hpp"
 #include "terminal.hpp"
 
 namespace getcert::cli {
@@ -21,6 +22,8 @@ struct PasswordArgs {
   bool from_stdin = false;
   std::optional<std::string> literal;
   bool none = false;  // --no-password: explicitly no password
+  // The file must be a regular file (a watch loop, which a FIFO put in its place would hang).
+  bool regular_file_only = false;
 };
 
 // Adds --password-file/--password-env/--password-stdin/--password (mutually exclusive).
@@ -40,6 +43,7 @@ Result<std::optional<pkcs12::SecureString>> read_password(const PasswordArgs& ar
 Result<pkcs12::SecureString> prompt_password(const std::string& prompt, Terminal& term);
 
 // Reads a secret from a file (first line), for --key-passphrase-file.
-Result<pkcs12::SecureString> read_secret_file(const std::string& path);
+Result<pkcs12::SecureString> read_secret_file(
+    const std::string& path, internal::FileKinds kinds = internal::FileKinds::regular_or_stream);
 
 }  // namespace getcert::cli

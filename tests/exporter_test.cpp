@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -281,6 +282,24 @@ TEST_CASE("a bad config is refused at start with file, line and key", "[exporter
   const auto ok = run({GETCERT_BINARY, "serve", "--config", good, "--check-config"});
   CHECK(ok.exit_code == kExitOk);
   CHECK_THAT(ok.out, Catch::Contains("1 module: tls"));
+}
+
+// The config is read again on every reload: a FIFO in its place would hang the service, and a
+// device would be read without end. Both are refused at once, the FIFO without waiting for a
+// writer.
+TEST_CASE("getcert serve refuses a config that is a FIFO or a device", "[exporter]") {
+  TempDir dir;
+  const std::string fifo = dir / "getcert.yml";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string& config : {fifo, std::string("/dev/zero")}) {
+    const auto r = run({GETCERT_BINARY, "serve", "--config", config, "--check-config"},
+                       std::chrono::seconds(20));
+    INFO(config << ": " << r.err);
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.exit_code == kExitUsage);  // as every config problem of serve
+    CHECK_THAT(r.err, Catch::Contains(config + ": the config file is a") &&
+                          Catch::Contains("not a regular file"));
+  }
 }
 
 // getcert-serve where getcert looks for it: next to it (the build tree), or installed.

@@ -93,6 +93,7 @@ Result<std::string> secret_from(const std::string& file, const std::string& env,
   PasswordArgs args;
   args.file = file;
   args.env = env;
+  args.regular_file_only = true;  // a service: a FIFO in a password file's place would hang it
   std::istringstream no_input;
   std::ostringstream sink;
   Terminal none{no_input, sink, sink};
@@ -102,10 +103,12 @@ Result<std::string> secret_from(const std::string& file, const std::string& env,
   return std::string(read->value().data(), read->value().size());
 }
 
+// A client identity's file: regular, bounded (a service reads it on every reload).
 std::string slurp(const std::string& path, bool& ok) {
-  std::ifstream in(path, std::ios::binary);
-  ok = static_cast<bool>(in);
-  return {std::istreambuf_iterator<char>(in), {}};
+  auto bytes = internal::read_bounded_file(path, pkcs12::kMaxInputSize, "'" + path + "'",
+                                           internal::FileKinds::regular);
+  ok = static_cast<bool>(bytes);
+  return ok ? std::move(*bytes) : std::string();
 }
 
 // Loads the identity now, so a wrong password or a missing file stops the start (or the

@@ -18,6 +18,7 @@
 #include "getcert/keystore.hpp"
 #include "getcert/pkcs12.hpp"
 #include "internal/owners.hpp"
+#include "internal/read_file.hpp"
 #include "p12_input.hpp"
 #include "password.hpp"
 
@@ -35,7 +36,7 @@ constexpr std::chrono::milliseconds kMinProbeTimeout{100};
 // A file:// glob may match a whole directory tree by mistake; the answer must stay small.
 constexpr std::size_t kMaxFiles = 256;
 // A certificate file or key store is a few KiB; a Java trust store a few hundred.
-constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{16} * 1024 * 1024;
+constexpr std::size_t kMaxFileBytes = std::size_t{16} * 1024 * 1024;
 constexpr std::string_view kFileScheme = "file://";
 
 std::vector<std::uint8_t> address_bytes(const sockaddr* sa) {
@@ -83,13 +84,13 @@ std::string reason_of(const Verification& v) {
   return std::string(to_string(v.verdict));
 }
 
+// Regular files only, checked after the open: a file swapped for a FIFO after the glob's stat
+// cannot hang a scrape.
 std::optional<std::vector<std::uint8_t>> read_small_file(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec || size > kMaxFileBytes) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
+  auto bytes = internal::read_bounded_file(path, kMaxFileBytes, "'" + path + "'",
+                                           internal::FileKinds::regular);
+  if (!bytes) return std::nullopt;
+  return std::vector<std::uint8_t>(bytes->begin(), bytes->end());
 }
 
 // The certificates of one file: PEM, DER or PKCS#7 directly; PKCS#12, JKS and JCEKS through

@@ -1,21 +1,19 @@
 #include "exporter/yaml_file.hpp"
 
-#include <fstream>
+#include "internal/read_file.hpp"
 
 namespace getcert::cli::exporter {
 
 Result<YAML::Node> load_yaml_file(const std::string& path, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(Errc::io_error, path + ": cannot open the " + std::string(what));
-  std::string text;
-  text.resize(kMaxYamlFileBytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) return fail(Errc::io_error, path + ": cannot read the " + std::string(what));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxYamlFileBytes) {
-    return fail(Errc::invalid_argument,
-                path + ": the " + std::string(what) + " is larger than 1 MiB");
+  // Regular files only (read again on every reload: a FIFO would hang the service), bounded.
+  auto read = internal::read_bounded_file(path, kMaxYamlFileBytes, "the " + std::string(what),
+                                          internal::FileKinds::regular);
+  if (!read) {
+    const Errc code =
+        read.error().code == Errc::limit_exceeded ? Errc::invalid_argument : read.error().code;
+    return fail(code, path + ": " + read.error().message);
   }
+  const std::string& text = *read;
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -159,7 +160,8 @@ void set_after_read_hook_for_testing(std::function<void()> hook) {
 }
 
 Result<SettledRead> read_settled(const std::string& path) {
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // Non-blocking: a FIFO in the store's place cannot stall the open (fstat refuses it next).
+  const Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (fd.get() < 0) return tl::unexpected(io_failure("cannot open", path, errno));
   struct stat before {};
   if (::fstat(fd.get(), &before) != 0)
@@ -213,6 +215,11 @@ Result<std::optional<Secret>> read_password(const PasswordSource& source) {
     secure_wipe(read->bytes.data(), read->bytes.size());
     if (!text.empty() && text.back() == '\n') text.pop_back();
     if (!text.empty() && text.back() == '\r') text.pop_back();
+    // Where the password reaches OpenSSL as a C string, a NUL would cut it: refused, not cut.
+    if (std::find(text.begin(), text.end(), '\0') != text.end()) {
+      return fail(Errc::invalid_argument,
+                  "password file: '" + source.file + "' holds a NUL byte; a password cannot");
+    }
     return std::optional<Secret>(Secret(std::move(text)));
   }
   if (!source.env.empty()) {

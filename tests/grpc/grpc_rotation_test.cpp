@@ -690,6 +690,14 @@ TEST_CASE("bad rotations keep the old identity and are reported exactly once", "
     replace_file(path, std::vector<std::uint8_t>(pem.begin(), pem.end()));
     expected = Errc::invalid_argument;
   }
+  SECTION("a FIFO in the store's place") {
+    // Opening a FIFO for reading waits for a writer: the watcher must refuse it at once (and
+    // its destructor must not wait on it either).
+    const std::string fifo = dir / "fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::filesystem::rename(fifo, path);
+    expected = Errc::io_error;
+  }
   SECTION("a file replaced while it is read") {
     // A new, good version is written; while the watcher reads it, a truncated file replaces
     // it. The good bytes it read are no longer the file: nothing of them may reach gRPC.

@@ -1,13 +1,14 @@
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "verify/bundle_lookup.hpp"
+
+#include "internal/read_file.hpp"
+#include "internal/try.hpp"
 
 namespace getcert::detail {
 namespace {
@@ -265,21 +266,12 @@ X509_LOOKUP_METHOD* bundle_method() {
 }  // namespace
 
 Result<BundleIndexCount> add_bundle_lookup(X509_STORE* store, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return fail(Errc::io_error, "cannot read CA file '" + path + "': " + std::strerror(errno));
-  }
   auto index = std::make_unique<BundleIndex>();
-  // One read into the string the index keeps (the entries view it).
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size > 0) {
-    index->pem.resize(static_cast<std::size_t>(size));
-    in.read(index->pem.data(), size);
-    index->pem.resize(static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) return fail(Errc::io_error, "cannot read CA file '" + path + "'");
+  // One read into the string the index keeps (the entries view it). Bounded, and the system
+  // bundle is a regular file: SSL_CERT_FILE naming a FIFO or a device is not waited on.
+  GETCERT_TRY_ASSIGN(index->pem, internal::read_bounded_file(path, std::size_t{64} * 1024 * 1024,
+                                                             "CA file '" + path + "'",
+                                                             internal::FileKinds::regular));
   const BundleIndexCount count = index_bundle(index->pem, *index);
   X509_LOOKUP_METHOD* method = bundle_method();
   X509_LOOKUP* lookup = method != nullptr ? X509_STORE_add_lookup(store, method) : nullptr;

@@ -5,10 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include "internal/ossl.hpp"
+#include "internal/read_file.hpp"
 #include "internal/try.hpp"
 #include "internal/x509_util.hpp"
 #include "verify/rules.hpp"
@@ -19,14 +18,12 @@ namespace {
 // A CRL file may be large (a public CA's CRL runs to megabytes), never this large.
 constexpr std::size_t kMaxCrlFile = std::size_t{256} * 1024 * 1024;
 
+// Bounded while it reads: `--crl-file /dev/zero` (or a CRL growing under us) stops at the limit.
 Result<std::string> read_crl_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return fail(Errc::io_error, "cannot read CRL file '" + path + "': " + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return fail(Errc::io_error, "cannot read CRL file '" + path + "'");
-  if (bytes.size() > kMaxCrlFile) {
-    return fail(Errc::malformed_input, "CRL file '" + path + "' is larger than 256 MiB");
+  auto bytes = internal::read_bounded_file(path, kMaxCrlFile, "CRL file '" + path + "'",
+                                           internal::FileKinds::regular_or_stream);
+  if (!bytes && bytes.error().code == Errc::limit_exceeded) {
+    return fail(Errc::malformed_input, bytes.error().message);
   }
   return bytes;
 }

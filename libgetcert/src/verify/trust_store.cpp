@@ -7,6 +7,7 @@
 
 #include "verify/trust_store.hpp"
 
+#include "internal/read_file.hpp"
 #include "internal/try.hpp"
 #include "verify/bundle_lookup.hpp"
 #include "verify/system_trust.hpp"
@@ -15,6 +16,9 @@
 
 namespace getcert::detail {
 namespace {
+
+// A CA bundle runs to a few hundred KiB (Mozilla's whole program is about 200 KiB).
+constexpr std::size_t kMaxCaFileBytes = std::size_t{64} * 1024 * 1024;
 
 Result<void> check_readable(const std::string& path, bool want_dir, const char* what) {
   struct stat st {};
@@ -31,10 +35,13 @@ Result<void> check_readable(const std::string& path, bool want_dir, const char* 
 
 // Reads every certificate of a PEM file into the store. Cheaper than X509_STORE_load_file,
 // which runs OpenSSL 3's generic decoder machinery for every object.
+// Read with a bound first: `--ca-file /dev/zero` ends as a limit error, not an endless read.
 Result<int> add_pem_file(X509_STORE* store, const std::string& path) {
-  internal::BioPtr bio(BIO_new_file(path.c_str(), "r"));
-  if (!bio)
-    return fail(Errc::io_error, "cannot read CA file '" + path + "'", internal::drain_errors());
+  GETCERT_TRY_ASSIGN(const auto bytes,
+                     internal::read_bounded_file(path, kMaxCaFileBytes, "CA file '" + path + "'",
+                                                 internal::FileKinds::regular_or_stream));
+  internal::BioPtr bio(BIO_new_mem_buf(bytes.data(), static_cast<int>(bytes.size())));
+  if (!bio) return fail(Errc::internal, "out of memory", internal::drain_errors());
   int added = 0;
   for (;;) {
     internal::X509Ptr cert(PEM_read_bio_X509_AUX(bio.get(), nullptr, nullptr, nullptr));
