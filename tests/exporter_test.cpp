@@ -261,6 +261,11 @@ TEST_CASE("a bad config is refused at start with file, line and key", "[exporter
       {"modules:\n  tls:\n    max_depth: -1\n",
        "modules.tls: --max-depth takes a number of intermediate CAs"},
       {"modules:\n  tls:\n    crl_files: [/nonexistent.crl]\n", "/nonexistent.crl"},
+      // A key given twice: yaml-cpp would keep the first and ignore the second without a word.
+      {"modules:\n  tls: {}\nallow:\n  cidrs: [127.0.0.1/32]\nallow:\n  cidrs: [10.0.0.0/8]\n",
+       ":5: allow: given twice (first on line 3)"},
+      {"modules:\n  tls:\n    timeout: 5s\n    timeout: 1s\n",
+       ":4: modules.tls.timeout: given twice (first on line 3)"},
       // Over 1 MiB: refused before the parser sees it.
       {"#" + std::string(std::size_t{1} << 20, 'x') + "\nmodules:\n  tls: {}\n",
        ": the config file is larger than 1 MiB"},
@@ -300,6 +305,67 @@ TEST_CASE("getcert serve refuses a config that is a FIFO or a device", "[exporte
     CHECK_THAT(r.err, Catch::Contains(config + ": the config file is a") &&
                           Catch::Contains("not a regular file"));
   }
+}
+
+// Every answer is counted, once: what no route takes (404) and a method a route does not take,
+// as much as the routed answers.
+TEST_CASE("self metrics count every answer once, 404s included", "[exporter]") {
+  TempDir dir;
+  Exporter exporter(write_config(dir, "modules:\n  tls: {}\n"));
+  httplib::Client http("127.0.0.1", exporter.port());
+  for (int i = 0; i < 3; ++i) {
+    const auto res = http.Get("/nope");
+    REQUIRE(res);
+    CHECK(res->status == 404);
+  }
+  const auto post = http.Post("/metrics", "", "text/plain");
+  REQUIRE(post);
+  CHECK(post->status >= 400);
+  REQUIRE(http.Get("/-/healthy"));
+  const auto res = http.Get("/metrics");
+  REQUIRE(res);
+  INFO(res->body);
+  CHECK(sample(res->body,
+               R"(getcert_exporter_http_requests_total\{handler="other",code="404"\})") == 3.0);
+  CHECK(sample(res->body, R"(getcert_exporter_http_requests_total\{handler="/metrics",code=")" +
+                              std::to_string(post->status) + R"("\})") == 1.0);
+  CHECK(sample(res->body,
+               R"(getcert_exporter_http_requests_total\{handler="/-/healthy",code="200"\})") ==
+        1.0);
+}
+
+// The web config is checked at load: a bcrypt cost every request could not afford, a user given
+// twice (the second password would be ignored), each with its line.
+TEST_CASE("serve refuses a web config with a bcrypt cost above 14 or a user given twice",
+          "[exporter]") {
+  TempDir dir;
+  const std::string config = write_config(dir, "modules:\n  tls: {}\n");
+  // Valid bcrypt shapes (the hash part is not checked at load, the cost is).
+  const std::string salt_and_hash = "$abcdefghijklmnopqrstuOabcdefghijklmnopqrstuvwxyz012";
+  const struct {
+    std::string users;
+    const char* message;
+  } cases[] = {
+      {"  prometheus: $2y$31" + salt_and_hash + "\n",
+       ":2: basic_auth_users.prometheus: bcrypt cost must be 4 to 14"},
+      {"  prometheus: $2y$03" + salt_and_hash + "\n", "bcrypt cost must be 4 to 14"},
+      {"  prometheus: $2y$1x" + salt_and_hash + "\n", "bcrypt cost must be 4 to 14"},
+      {"  a: $2y$10" + salt_and_hash + "\n  a: $2y$10" + salt_and_hash + "\n",
+       ":3: basic_auth_users.a: given twice (first on line 2)"},
+  };
+  for (const auto& c : cases) {
+    write_file(dir / "web.yml", "basic_auth_users:\n" + c.users);
+    const auto check = run({GETCERT_BINARY, "serve", "--config", config, "--web-config-file",
+                            dir / "web.yml", "--check-config"});
+    INFO(c.users << check.err);
+    CHECK(check.exit_code == kExitUsage);
+    CHECK_THAT(check.err, Catch::Contains(c.message));
+  }
+  write_file(dir / "web.yml", "basic_auth_users:\n  prometheus: $2y$14" + salt_and_hash + "\n");
+  const auto ok = run({GETCERT_BINARY, "serve", "--config", config, "--web-config-file",
+                       dir / "web.yml", "--check-config"});
+  INFO(ok.err);
+  CHECK(ok.exit_code == kExitOk);
 }
 
 // getcert-serve where getcert looks for it: next to it (the build tree), or installed.
@@ -589,6 +655,36 @@ TEST_CASE("the allow list refuses other hosts, ports and files with 403", "[expo
   CHECK(exporter.probe("file:///etc/ssl/certs/*.pem", "tls").first == 403);
   write_file(dir / "x.pem", read_file(pki("rsa.pem")));
   CHECK(exporter.probe("file://" + dir.path().string() + "/x.pem", "tls").first == 200);
+}
+
+// The allow list's file patterns are matched as text, and glob() then expands escapes: `\.\.`
+// passes every text check for "..", matches `*`, and becomes `..`. What glob finds is checked
+// too, so the file outside the allowed folders is never read.
+TEST_CASE("a file:// target cannot leave the allowed folders through glob escapes", "[exporter]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "certs/a");
+  write_file(dir / "certs/a/ok.pem", read_file(pki("rsa.pem")));
+  write_file(dir / "secret.pem", read_file(pki("ecdsa.pem")));
+  const std::string path = write_config(
+      dir, "modules:\n  tls: {}\nallow:\n  files: [\"" + (dir / "certs/*/*.pem") + "\"]\n");
+  Exporter exporter(path);
+  auto [status, body] = exporter.probe("file://" + (dir / "certs/a/ok.pem"), "tls");
+  CHECK(status == 200);
+  CHECK(sample(body, R"(getcert_probe_success\{reason="ok"\})") == 1.0);
+  for (const std::string escaped : {R"(\.\.)", R"([.][.])", R"(.\.)"}) {
+    const std::string target = "file://" + (dir / "certs/") + escaped + "/secret.pem";
+    INFO(target);
+    std::tie(status, body) = exporter.probe(target, "tls");
+    INFO(body);
+    // Refused upfront, not matched by glob at all (`[.]` never matches a leading dot), or found
+    // and refused: never read.
+    const bool not_read =
+        status == 400 || status == 403 ||
+        sample(body, R"(getcert_probe_success\{reason="file_not_allowed"\})") == 0.0 ||
+        sample(body, R"(getcert_probe_success\{reason="no_file"\})") == 0.0;
+    CHECK(not_read);
+    CHECK_FALSE(sample(body, R"(getcert_probe_success\{reason="ok"\})").has_value());
+  }
 }
 
 namespace {
@@ -913,6 +1009,18 @@ TEST_CASE("listener TLS and bcrypt basic auth from a web config, JSON logs witho
   auto res = tls.Get("/metrics");
   REQUIRE(res);
   CHECK(res->status == 401);
+  // Credentials that are not base64 (all padding, too much of it) are refused like wrong ones:
+  // a 401, never a 500 with the text of an exception.
+  for (const char* header :
+       {"Basic ====", "Basic a===", "Basic ========", "Basic cHJvbWV0aGV1cw="}) {
+    INFO(header);
+    res = tls.Get("/metrics", {{"Authorization", header}});
+    REQUIRE(res);
+    CHECK(res->status == 401);
+    for (const auto& [name, value] : res->headers) {
+      CHECK_THAT(value, !Catch::Contains("basic_string") && !Catch::Contains("exception"));
+    }
+  }
   tls.set_basic_auth("prometheus", "wrong-password");
   res = tls.Get("/metrics");
   REQUIRE(res);

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <string_view>
 
 #include "getcert/keystore.hpp"
 #include "getcert/pkcs12.hpp"
@@ -125,17 +126,44 @@ Result<std::vector<Certificate>> certificates_in(const std::vector<std::uint8_t>
   return certs;
 }
 
-ProbeOutcome probe_files(const std::string& pattern, const Module& module) {
+// A file the glob found is read only when the path it found is one the allow list allows. The
+// pattern was checked as text, which says nothing about what glob's escapes expand to: `k8s/\.\./x`
+// passes a check for "..", and glob turns it into `k8s/../x`. So each path glob returns must
+// have no "." or ".." component and match an allowed pattern itself. Symbolic links are followed
+// as they are (a Kubernetes secret volume is links to a timestamped folder): a link is put in an
+// allowed folder by whoever may write there.
+bool really_allowed(const std::string& path, const AllowList* allow) {
+  if (allow == nullptr || !allow->present) return true;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t end = std::min(path.find('/', start), path.size());
+    const std::string_view part(path.data() + start, end - start);
+    if (part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return matches_any(allow->file_patterns, path, FNM_PATHNAME);
+}
+
+ProbeOutcome probe_files(const std::string& pattern, const Module& module, const AllowList* allow) {
   ProbeOutcome out;
   glob_t g{};
   const int rc = glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g);
   std::vector<std::string> paths;
+  bool refused = false;
   if (rc == 0) {
     for (std::size_t i = 0; i < g.gl_pathc && paths.size() <= kMaxFiles; ++i) {
+      if (!really_allowed(g.gl_pathv[i], allow)) {
+        refused = true;
+        continue;
+      }
       paths.emplace_back(g.gl_pathv[i]);
     }
   }
   globfree(&g);
+  if (refused && paths.empty()) {
+    out.reason = "file_not_allowed";
+    return out;
+  }
   std::sort(paths.begin(), paths.end());
   if (paths.empty()) {
     out.reason = "no_file";
@@ -245,11 +273,11 @@ std::optional<ProbeRefusal> check_allowed(const std::string& target, const Modul
 }
 
 ProbeOutcome run_probe(const std::string& target, const Module& module,
-                       std::chrono::milliseconds timeout) {
+                       std::chrono::milliseconds timeout, const AllowList* allow) {
   const auto started = Clock::now();
   ProbeOutcome out;
   if (target.rfind(kFileScheme, 0) == 0) {
-    out = probe_files(target.substr(kFileScheme.size()), module);
+    out = probe_files(target.substr(kFileScheme.size()), module, allow);
   } else {
     FetchOptions options = module.fetch;
     options.connect.timeout = timeout;

@@ -31,8 +31,10 @@ std::optional<ProbeRefusal> check_allowed(const std::string& target, const Modul
                                           const AllowList& allow);
 
 // Runs the probe (after check_allowed). Never throws for a target's failure: that is the
-// outcome's reason.
+// outcome's reason. For a file:// target, each file the pattern finds is read only when its
+// real path matches `allow`'s file patterns (when there is an allow list): reason
+// "file_not_allowed" when none does.
 ProbeOutcome run_probe(const std::string& target, const Module& module,
-                       std::chrono::milliseconds timeout);
+                       std::chrono::milliseconds timeout, const AllowList* allow = nullptr);
 
 }  // namespace getcert::cli::exporter

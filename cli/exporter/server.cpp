@@ -216,6 +216,9 @@ class Exporter {
     server_->set_payload_max_length(kMaxPayload);
     server_->set_read_timeout(kReadTimeoutSeconds);
     server_->set_keep_alive_max_count(100);
+    // httplib writes a response's head and body in separate sends: with Nagle's algorithm on,
+    // the body of a keep-alive answer waits for the client's delayed ACK (about 40 ms).
+    server_->set_tcp_nodelay(true);
     install_routes();
     if (!server_->bind_to_port(listen->first, listen->second)) {
       log_.error("cannot listen on " + options_.listen + ": " + std::strerror(errno));
@@ -335,22 +338,22 @@ class Exporter {
   }
 
   void install_routes() {
+    // Every answer is counted once, where it is written: routed ones, 401s, and what no route
+    // takes (404, and 400 for a request that does not parse), under handler="other".
+    server_->set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+      metrics_.request(req.path, res.status);
+    });
     server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (authorized(req, res)) return httplib::Server::HandlerResponse::Unhandled;
-      metrics_.request(req.path, res.status);
       return httplib::Server::HandlerResponse::Handled;
     });
-    server_->Get("/probe", [this](const httplib::Request& req, httplib::Response& res) {
-      probe(req, res);
-      metrics_.request("/probe", res.status);
-    });
+    server_->Get("/probe",
+                 [this](const httplib::Request& req, httplib::Response& res) { probe(req, res); });
     server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(metrics_.text(in_flight_.load()), kExposition);
-      metrics_.request("/metrics", 200);
     });
     server_->Get("/", [this](const httplib::Request&, httplib::Response& res) {
       res.set_content(home_page(), "text/html; charset=utf-8");
-      metrics_.request("/", 200);
     });
     server_->Post("/-/reload", [this](const httplib::Request&, httplib::Response& res) {
       auto ok = reload("POST /-/reload");
@@ -359,11 +362,9 @@ class Exporter {
           ok ? "config reloaded\n"
              : "reload failed, keeping the running config: " + ok.error().message + "\n",
           "text/plain; charset=utf-8");
-      metrics_.request("/-/reload", res.status);
     });
-    server_->Get("/-/healthy", [this](const httplib::Request&, httplib::Response& res) {
+    server_->Get("/-/healthy", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("Healthy\n", "text/plain");
-      metrics_.request("/-/healthy", 200);
     });
   }
 
@@ -407,7 +408,7 @@ class Exporter {
       ~Slot() { n.fetch_sub(1); }
     } slot{in_flight_};
     const auto timeout = probe_timeout(module->second, scrape_timeout);
-    const ProbeOutcome outcome = run_probe(target, module->second, timeout);
+    const ProbeOutcome outcome = run_probe(target, module->second, timeout, &cfg->allow);
     res.set_content(render_probe_metrics(outcome), kExposition);
     const double seconds = static_cast<double>(outcome.duration.count()) / 1e6;
     metrics_.probe(module_name, outcome.success, seconds);

@@ -5,9 +5,9 @@
 #include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-#include <iterator>
+#include <cctype>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "exporter/yaml_file.hpp"
@@ -29,10 +29,30 @@ std::string decode_base64(const std::string& text) {
                                 reinterpret_cast<const unsigned char*>(text.data()),
                                 static_cast<int>(text.size()));
   if (n < 0) return {};
+  // At most two '=' of padding, at the very end ("====" or "a===" is not base64): more would
+  // take away bytes that were never there.
   std::size_t pad = 0;
   for (auto it = text.rbegin(); it != text.rend() && *it == '='; ++it) ++pad;
+  if (pad > 2 || static_cast<std::size_t>(n) < pad) return {};
   out.resize(static_cast<std::size_t>(n) - pad);
   return out;
+}
+
+// Each cost step doubles the time of one check, which every authenticated request pays (cost
+// 31 would take days per request): above 14, 2^9 times htpasswd -B's default of 5, a scrape
+// would wait on the check, and a client could queue such checks.
+constexpr int kMaxBcryptCost = 14;
+
+// The cost of a "$2a$NN$...", "$2b$NN$..." or "$2y$NN$..." hash; nullopt when it has none.
+std::optional<int> bcrypt_cost(const std::string& hash) {
+  if (hash.size() < 7 || hash[0] != '$' || hash[1] != '2' || hash[3] != '$' || hash[6] != '$') {
+    return std::nullopt;
+  }
+  if (std::isdigit(static_cast<unsigned char>(hash[4])) == 0 ||
+      std::isdigit(static_cast<unsigned char>(hash[5])) == 0) {
+    return std::nullopt;
+  }
+  return (hash[4] - '0') * 10 + (hash[5] - '0');
 }
 
 }  // namespace
@@ -77,6 +97,12 @@ Result<WebConfig> load_web_config(const std::string& path) {
           if (hash.rfind("$2", 0) != 0) {
             return error_at(path, u.second, key + "." + user,
                             "must be a bcrypt hash ($2y$..., e.g. from htpasswd -B)");
+          }
+          if (auto cost = bcrypt_cost(hash); !cost || *cost < 4 || *cost > kMaxBcryptCost) {
+            return error_at(path, u.second, key + "." + user,
+                            "bcrypt cost must be 4 to " + std::to_string(kMaxBcryptCost) +
+                                " (each cost step doubles the time every request's check "
+                                "takes; htpasswd -B -C 10 makes one)");
           }
           web.users[user] = hash;
         }
