@@ -671,6 +671,19 @@ TEST_CASE("max_depth bounds the intermediates, and crl_files check revocation of
   // The root issued the intermediate, and no CRL of the root's was given: unchecked, said so.
   CHECK(has_warning(good, ProblemCode::revocation_unchecked));
 
+  // The same CRL with one bit of its signature flipped: no evidence of anything. The chain
+  // fails for the unusable CRL, and is not called revoked on its word.
+  getcert::test::TempDir tmp;
+  std::string tampered = read_file(pki("intermediate.crl"));
+  tampered.back() = static_cast<char>(tampered.back() ^ 0x01);
+  getcert::test::write_file(tmp / "tampered.crl", tampered);
+  crl.crl_files = {tmp / "tampered.crl"};
+  const auto forged = verify({"revoked-chain.pem"}, crl);
+  INFO(codes(forged));
+  CHECK_FALSE(forged.ok);
+  CHECK(has_code(forged, "crl_problem"));
+  CHECK_FALSE(has_code(forged, "revoked"));
+
   crl.crl_files = {pki("root.pem")};
   auto bad = getcert::verify_chain(load_chain({"good-chain.pem"}), crl);
   REQUIRE_FALSE(bad);

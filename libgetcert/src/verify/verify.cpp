@@ -62,6 +62,18 @@ int collect_problem(int ok, X509_STORE_CTX* ctx) {
     log->without_crl.push_back(depth);
     return 1;
   }
+  // A CRL whose signature does not verify (or whose issuer cannot be found) is no evidence: its
+  // entries revoke nothing. OpenSSL checks the CRL first, reports that, then reads its entries
+  // anyway; the entry is dropped here, and the unusable CRL stays reported as such. (An expired
+  // CRL is still the issuer's word: a revocation in it stands.)
+  if (code == X509_V_ERR_CERT_REVOKED &&
+      std::any_of(log->problems.begin(), log->problems.end(), [&](const RawProblem& p) {
+        return p.depth == depth && (p.code == X509_V_ERR_CRL_SIGNATURE_FAILURE ||
+                                    p.code == X509_V_ERR_UNABLE_TO_DECRYPT_CRL_SIGNATURE ||
+                                    p.code == X509_V_ERR_UNABLE_TO_GET_CRL_ISSUER);
+      })) {
+    return 1;
+  }
   // RFC 5280 4.1.2.5: the validity period includes notAfter. OpenSSL's X509_cmp_time()
   // counts the notAfter second itself as expired; give that second back.
   if (code == X509_V_ERR_CERT_HAS_EXPIRED && cert != nullptr &&
