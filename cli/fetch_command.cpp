@@ -222,7 +222,7 @@ class FetchCommand final : public Command {
         "socks5://[user:password@]host:port (SOCKS5, getcert resolves the target) or socks5h://... "
         "(the proxy resolves it); AIA/OCSP/CRL downloads use it too (environment variables are "
         "not used)");
-    cmd->add_option(
+    resolver_ = cmd->add_option(
         "--resolver", args_.resolver,
         "Send the name lookups of the target and the proxy to this DNS server: ADDR[:PORT] "
         "(192.0.2.53, 192.0.2.53:5353, [2001:db8::53]:53; port 53 by default); /etc/hosts is "
@@ -405,6 +405,13 @@ class FetchCommand final : public Command {
     }
     o.connect.starttls_name = args_.starttls_name;
     o.connect.proxy = args_.proxy;
+    if (resolver_->count() > 0 && args_.resolver.empty()) {
+      // Empty means "the system's servers" to the library: given on purpose, it is a mistake
+      // (an unset variable in `--resolver "$DNS"`), not a wish for the default.
+      return fail(Errc::invalid_argument,
+                  "--resolver needs a DNS server (ADDR[:PORT]); leave it out to use the servers "
+                  "of /etc/resolv.conf");
+    }
     GETCERT_TRY(check_resolver(args_.resolver));
     o.connect.resolver = args_.resolver;
     o.connect.tls_min = tls_version_arg(args_.tls_min);
@@ -616,6 +623,7 @@ class FetchCommand final : public Command {
   std::mutex folders_mutex_;
   std::map<std::string, Claim> folder_owner_;  // --out-dir subfolder -> first target needing it
   CLI::Option* starttls_name_ = nullptr;
+  CLI::Option* resolver_ = nullptr;
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -155,8 +156,15 @@ TEST_CASE("resolver: a server that drops every query costs the deadline, no more
   const auto took = Clock::now() - started;
   REQUIRE_FALSE(r);
   CHECK(r.error().code == Errc::timeout);
-  // The budget the message names is what was left when the lookup began (after TLS set-up).
+  // The message names the time the lookup really waited, at most what the whole dial took.
   CHECK_THAT(r.error().message, StartsWith("resolving 'a.test' timed out after "));
+  std::smatch waited;
+  const std::string message = r.error().message;
+  REQUIRE(std::regex_search(message, waited, std::regex("after ([0-9]+) (ms|s) ")));
+  const auto named =
+      std::chrono::milliseconds(std::stoll(waited[1].str()) * (waited[2].str() == "s" ? 1000 : 1));
+  CHECK(named >= 1400ms);
+  CHECK(named <= std::chrono::duration_cast<std::chrono::milliseconds>(took));
   CHECK_THAT(r.error().message,
              Contains("(no answer from the DNS server at " + resolver_of(dns) + ")"));
   CHECK(took >= 1400ms);
@@ -323,6 +331,24 @@ TEST_CASE("resolver: the CLI's --resolver, its errors and exit codes", "[cli]") 
     CHECK(r.out.empty());
     CHECK_THAT(r.err, Contains("--resolver 'dns.example': not an IP address"));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  SECTION("a name with 1,000 addresses, none listening: one short line, the rest counted") {
+    const auto r =
+        getcert::test::run_getcert({"many.test:" + std::to_string(getcert::test::closed_port()),
+                                    "--resolver", resolver_of(dns)},
+                                   120s);
+    INFO(r.err);
+    CHECK(r.exit_code == kExitNetwork);
+    CHECK_THAT(r.err, Contains(": Connection refused") && Contains("and 997 more addresses"));
+    CHECK(r.err.size() < 400);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  SECTION("an empty value (an unset variable) is a usage error, not the system's servers") {
+    const auto r = getcert::test::run_getcert({"a.test:443", "--resolver", ""});
+    INFO(r.err);
+    CHECK(r.exit_code == kExitUsage);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err, Contains("--resolver needs a DNS server"));
   }
   SECTION("NXDOMAIN from the given server is a network error") {
     const auto r = getcert::test::run_getcert({"nope.test:443", "--resolver", resolver_of(dns)});

@@ -14,6 +14,7 @@ The zone (any other name is NXDOMAIN, RCODE 3):
   six.test      AAAA ::1
   alias.test    CNAME alias2.test; alias2.test CNAME a.test (a chain of two)
   empty.test    exists, with no address (NOERROR, no answer)
+  many.test     A 127.1.0.1 ... (1,000 loopback addresses, over TCP: the UDP reply is truncated)
   fail.test     SERVFAIL (RCODE 2)
 Each query's name and type go to stderr, one line each, so a test can count them.
 """
@@ -37,6 +38,7 @@ ZONE = {
     "alias.test": [(CNAME, "alias2.test")],
     "alias2.test": [(CNAME, "a.test")],
     "empty.test": [],
+    "many.test": [(A, bytes([127, 1, 1 + i // 250, 1 + i % 250])) for i in range(1000)],
 }
 FAILING = {"fail.test"}
 
@@ -134,6 +136,11 @@ def serve_udp(sock, mode):
         reply = reply_to(mode, query)
         if reply is None:
             continue
+        if len(reply) > 512:
+            # RFC 1035 4.2.1: over UDP at most 512 bytes; TC set, the client asks again by TCP.
+            _, _, _, end = parse_question(query)
+            qid, flags = struct.unpack("!HH", reply[:4])
+            reply = struct.pack("!HHHHHH", qid, flags | 0x0200, 1, 0, 0, 0) + query[12:end]
         if delay:
             threading.Timer(delay, sock.sendto, args=(reply, peer)).start()
         else:

@@ -132,7 +132,11 @@ Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::
   GETCERT_TRY_ASSIGN(auto addresses, resolve(host, port, deadline, resolver));
 
   const std::string target = Endpoint{host, port, is_ip_literal(host)}.to_string();
+  // What each address answered, for the message: the first few in full, then a count (a name
+  // with a thousand A records must not make a 32 KB error line).
+  constexpr std::size_t kListed = 3;
   std::string tried;
+  std::size_t failed = 0;
   bool any_timeout = false;
   for (const auto& to : addresses) {
     if (Clock::now() >= deadline) break;
@@ -144,8 +148,14 @@ Result<Connection> dial_tcp(const std::string& host, std::uint16_t port, Clock::
     timer.finish(err == 0, err == 0 ? std::string() : std::string(std::strerror(err)));
     if (err == 0) return Connection{std::move(fd), address};
     any_timeout = any_timeout || err == ETIMEDOUT;
-    tried += (tried.empty() ? "" : ", ") + address + ": " +
-             (err == ETIMEDOUT ? "timed out" : std::strerror(err));
+    if (++failed <= kListed) {
+      tried += (tried.empty() ? "" : ", ") + address + ": " +
+               (err == ETIMEDOUT ? "timed out" : std::strerror(err));
+    }
+  }
+  if (failed > kListed) {
+    tried += ", and " + std::to_string(failed - kListed) + " more address" +
+             (failed - kListed == 1 ? "" : "es");
   }
   if (Clock::now() >= deadline) {
     return fail(Errc::timeout, "connecting to " + target + " timed out after " +

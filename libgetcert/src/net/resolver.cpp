@@ -339,8 +339,8 @@ Result<std::vector<ResolvedAddress>> resolve_host(const std::string& host, std::
                                                   const std::optional<DnsServer>& server,
                                                   Clock::time_point deadline) {
   if (is_ip_literal(host)) return numeric_host(host, port);
-  const auto budget =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  const auto started = Clock::now();
+  const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started);
   // Declared before the channel, so it outlives ares_destroy(), which calls back with
   // ARES_EDESTRUCTION for a lookup still running.
   Outcome outcome;
@@ -365,7 +365,10 @@ Result<std::vector<ResolvedAddress>> resolve_host(const std::string& host, std::
     channel.reset();
   }
   if (!answered || outcome.status == ARES_ETIMEOUT) {
-    return fail(Errc::timeout, "resolving '" + host + "' timed out after " + duration_text(budget) +
+    // The time really waited: c-ares may give up on its own before the deadline.
+    const auto waited =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+    return fail(Errc::timeout, "resolving '" + host + "' timed out after " + duration_text(waited) +
                                    " (no answer from the DNS server" + asked(server) + ")");
   }
   if (outcome.status != ARES_SUCCESS) {
