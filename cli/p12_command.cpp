@@ -202,6 +202,7 @@ class P12Command final : public Command {
     for (auto* args : {&p12_args_.password, &p12_args_.key_password}) {
       args->regular_file_only = true;
       if (!args->file.empty()) loop.watched.push_back(args->file);
+      if (!args->env.empty()) loop.hidden_env.push_back(args->env);
     }
     loop.interval = std::chrono::milliseconds(watch_interval_ms_);
     loop.exec = watch_exec_;

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 #include "exit_codes.hpp"
@@ -82,18 +85,41 @@ void pause_for(std::chrono::milliseconds total) {
 }
 
 // The --exec hook through the shell, as systemd's ExecReload= and cron take commands; its
-// output goes where getcert's goes.
-int run_hook(const std::string& command) {
+// output goes where getcert's goes. Its environment is getcert's less `hidden` (the variables
+// that hold the store's passwords: the hook has no use for them). A stop signal while it runs is
+// passed on to it (SIGTERM), and after kHookGrace it is killed: the loop's own stop stays bounded.
+int run_hook(const std::string& command, const std::vector<std::string>& hidden) {
+  constexpr auto kHookGrace = std::chrono::seconds(5);
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const bool hide = std::any_of(hidden.begin(), hidden.end(), [&](const std::string& name) {
+      return entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
+             entry[name.size()] == '=';
+    });
+    if (!hide) env.push_back(*e);
+  }
+  env.push_back(nullptr);
   const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
   pid_t pid = 0;
   // posix_spawn takes char* const[]; the strings are not modified.
-  if (::posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char* const*>(argv), environ) !=
-      0) {
+  if (::posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char* const*>(argv),
+                    env.data()) != 0) {
     return -1;
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
+  std::optional<std::chrono::steady_clock::time_point> stopping;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) return -1;
+    if (StopSignals::requested() && !stopping) {
+      ::kill(pid, SIGTERM);
+      stopping = std::chrono::steady_clock::now();
+    } else if (stopping && std::chrono::steady_clock::now() - *stopping > kHookGrace) {
+      ::kill(pid, SIGKILL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + WTERMSIG(status);
@@ -106,12 +132,16 @@ int run_watch_loop(Terminal& term, const WatchLoopOptions& options,
   const StopSignals signals;
   std::vector<std::string> seen = stamps_of(options.watched);
   bool first = true;
+  // After an update that failed on a file (exit 11): when to try again regardless of changes.
+  constexpr std::chrono::milliseconds kMinRetryDelay{1000};
+  constexpr std::chrono::milliseconds kMaxRetryDelay{60000};
+  std::optional<std::chrono::milliseconds> retry_in;
   for (;;) {
     const int rc = update();
     if (rc == kExitOk) {
       if (!options.quiet) report_line(term, "info", "PEM files updated from the key store");
       if (!options.exec.empty()) {
-        const int hook = run_hook(options.exec);
+        const int hook = run_hook(options.exec, options.hidden_env);
         if (hook != 0) {
           report_line(term, "warning",
                       "--exec '" + options.exec + "' " +
@@ -123,10 +153,22 @@ int run_watch_loop(Terminal& term, const WatchLoopOptions& options,
       }
     } else if (first) {
       return rc;
+    } else if (rc == kExitIo) {
+      // A file could not be read or written (a read-only or full output folder): the store may
+      // be fine, so the update is tried again without waiting for it to change, backing off.
+      retry_in = retry_in ? std::min(*retry_in * 2, kMaxRetryDelay)
+                          : std::max<std::chrono::milliseconds>(options.interval, kMinRetryDelay);
+      report_line(
+          term, "warning",
+          "update failed; the previous PEM files are kept, retrying in " +
+              std::to_string(std::chrono::duration_cast<std::chrono::seconds>(*retry_in).count()) +
+              " s (or when a watched file changes)");
     } else {
       report_line(term, "warning", "update rejected; the previous PEM files are kept");
     }
+    if (rc != kExitIo) retry_in.reset();
     first = false;
+    const auto waiting_since = std::chrono::steady_clock::now();
     // Wait for a change that has settled: a writer that is not atomic (cp, an editor) makes
     // several changes in a row, and decoding the first one would only report a torn file.
     for (;;) {
@@ -135,6 +177,7 @@ int run_watch_loop(Terminal& term, const WatchLoopOptions& options,
         if (!options.quiet) report_line(term, "info", "stopping (signal received)");
         return kExitOk;
       }
+      if (retry_in && std::chrono::steady_clock::now() - waiting_since >= *retry_in) break;
       auto now = stamps_of(options.watched);
       if (now == seen) continue;
       pause_for(std::chrono::milliseconds(100));

@@ -17,6 +17,8 @@ struct WatchLoopOptions {
   std::vector<std::string> watched;  // key stores and password files; symlinks are followed
   std::chrono::milliseconds interval{1000};
   std::string exec;  // run with /bin/sh -c after each successful update; "" = none
+  // Environment variables the hook does not inherit (those holding the store's passwords).
+  std::vector<std::string> hidden_env;
   bool quiet = false;
 };
 
@@ -24,7 +26,8 @@ struct WatchLoopOptions {
 // stat per file). An update that fails has written nothing (topem decodes everything before it
 // writes); its error was reported by `update`, and the loop says the previous files stay. The
 // first update failing ends the loop with its exit code: there is nothing to keep in sync yet.
-// SIGTERM or SIGINT end the loop between updates, with exit code 0.
+// SIGTERM or SIGINT end the loop between updates, with exit code 0; a hook running then gets
+// SIGTERM, and SIGKILL 5 s later.
 int run_watch_loop(Terminal& term, const WatchLoopOptions& options,
                    const std::function<int()>& update);
 

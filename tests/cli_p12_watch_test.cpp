@@ -143,3 +143,71 @@ TEST_CASE("topem --watch refuses what it cannot watch", "[cli][pkcs12]") {
   CHECK(bad.exit_code == kExitMalformed);
   CHECK_FALSE(std::filesystem::exists(dir / "o/key.pem"));
 }
+
+TEST_CASE("the --exec hook gets no password variable, and a stop does not wait on it forever",
+          "[cli][pkcs12]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  const TempDir dir;
+  const std::string p12 = dir / "tls.p12";
+  make_p12(dir, "ecdsa", p12);
+  const std::string env_log = dir / "env.log";
+  // The hook records whether it sees the variable, then hangs (as a stuck reload would).
+  const std::string hook = "echo \"seen=${STORE_PW-unset}\" > '" + env_log + "'; exec sleep 600";
+  SpawnOptions spawn;
+  spawn.die_with_parent = true;
+  spawn.extra_env = {"STORE_PW=watch pw"};
+  Process watcher = Process::spawn(
+      {getcert_binary(), "p12", "topem", p12, "--password-env", "STORE_PW", "--out-dir",
+       dir / "out", "--watch", "--watch-interval", "100", "--exec", hook},
+      spawn);
+  REQUIRE(eventually(
+      [&] { return std::filesystem::exists(env_log) && lines_in(read_file(env_log)) == 1; }));
+  CHECK(read_file(env_log) == "seen=unset\n");
+  CHECK(std::filesystem::exists(dir / "out/key.pem"));
+
+  // SIGTERM while the hook hangs: passed on to it, and the loop ends well within the grace.
+  const auto sent = std::chrono::steady_clock::now();
+  REQUIRE(::kill(watcher.pid(), SIGTERM) == 0);
+  const auto code = watcher.wait_for(20s);
+  INFO(watcher.stderr_text());
+  REQUIRE(code);
+  CHECK(*code == kExitOk);
+  CHECK(std::chrono::steady_clock::now() - sent < 10s);
+}
+
+TEST_CASE("an update that cannot write is tried again without waiting for the store to change",
+          "[cli][pkcs12]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  const TempDir dir;
+  const std::string p12 = dir / "tls.p12";
+  const std::string out = dir / "out";
+  write_file(dir / "pw", std::string("watch pw\n"));
+  make_p12(dir, "ecdsa", p12);
+  SpawnOptions spawn;
+  spawn.die_with_parent = true;
+  Process watcher =
+      Process::spawn({getcert_binary(), "p12", "topem", p12, "--password-file", dir / "pw",
+                      "--out-dir", out, "--watch", "--watch-interval", "100"},
+                     spawn);
+  REQUIRE(eventually([&] { return std::filesystem::exists(out + "/cert.pem"); }));
+  // A directory where cert.pem goes: no file can be renamed over it (permissions would not stop
+  // root, which CI runs as). The rotation then fails to write, and keeps what was there.
+  std::filesystem::remove(out + "/cert.pem");
+  std::filesystem::create_directory(out + "/cert.pem");
+  write_file(out + "/cert.pem/keep", std::string("x"));
+  make_p12(dir, "rsa", p12);
+  REQUIRE(
+      eventually([&] { return watcher.stderr_text().find("retrying in") != std::string::npos; }));
+  // The obstacle goes; the store does not change again, and the update still lands.
+  std::filesystem::remove_all(out + "/cert.pem");
+  CHECK(eventually([&] {
+    return std::filesystem::is_regular_file(out + "/cert.pem") &&
+           first_certificate_block(read_file(out + "/cert.pem")) ==
+               first_certificate_block(read_file(pki("rsa.pem")));
+  }));
+  INFO(watcher.stderr_text());
+  REQUIRE(::kill(watcher.pid(), SIGTERM) == 0);
+  const auto code = watcher.wait_for(20s);
+  REQUIRE(code);
+  CHECK(*code == kExitOk);
+}
