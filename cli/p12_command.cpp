@@ -198,7 +198,6 @@ class P12Command final : public Command {
     }
     // A watch loop reads its inputs again and again: a FIFO or a device put in a file's place
     // would hang it or feed it without end, so it takes regular files only.
-    watching_ = true;
     for (auto* args : {&p12_args_.password, &p12_args_.key_password}) {
       args->regular_file_only = true;
       if (!args->file.empty()) loop.watched.push_back(args->file);
@@ -292,8 +291,7 @@ class P12Command final : public Command {
     std::optional<Error> read_failure;  // of input bytes.size(), when it is below count
     for (const auto& f : files_) {
       auto read = read_input(
-          f, term,
-          watching_ ? internal::FileKinds::regular : internal::FileKinds::regular_or_stream);
+          f, term, watch_ ? internal::FileKinds::regular : internal::FileKinds::regular_or_stream);
       if (!read) {
         read_failure = read.error();
         break;
@@ -547,7 +545,6 @@ class P12Command final : public Command {
   std::string key_passphrase_file_;
   bool force_ = false;
   bool watch_ = false;
-  bool watching_ = false;  // in the --watch loop: inputs must be regular files
   int watch_interval_ms_ = 1000;
   std::string watch_exec_;
   std::vector<std::string> info_files_;

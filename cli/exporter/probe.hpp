@@ -31,9 +31,9 @@ std::optional<ProbeRefusal> check_allowed(const std::string& target, const Modul
                                           const AllowList& allow);
 
 // Runs the probe (after check_allowed). Never throws for a target's failure: that is the
-// outcome's reason. For a file:// target, each file the pattern finds is read only when its
-// real path matches `allow`'s file patterns (when there is an allow list): reason
-// "file_not_allowed" when none does.
+// outcome's reason. For a file:// target, each path the pattern's glob finds is read only when
+// it has no "." or ".." component and matches `allow`'s file patterns itself (when there is an
+// allow list): reason "file_not_allowed" when none does.
 ProbeOutcome run_probe(const std::string& target, const Module& module,
                        std::chrono::milliseconds timeout, const AllowList* allow = nullptr);
 
