@@ -124,3 +124,29 @@ TEST_CASE("an exception from the callback stops fetch_many and reaches the calle
       "disk full");
   CHECK(source.pulled <= 2);
 }
+
+TEST_CASE(
+    "an exception while a target is fetched is that target's error, not the end of the process",
+    "[fetch]") {
+  // A peer that accepts and says nothing: the TCP connect step completes, and the caller's
+  // on_step throws from inside a worker thread.
+  HostilePeer silent(HostilePeer::Behavior::silent);
+  ListSource source{std::vector<std::string>(6, loopback(silent.port()))};
+  getcert::FetchManyOptions options;
+  options.concurrency = 3;
+  options.fetch.connect.timeout = 2s;
+  options.fetch.on_step = [](const getcert::StepTiming&) {
+    throw std::runtime_error("the step log is full");
+  };
+  std::vector<getcert::ManyResult> results;
+  const auto stats = getcert::fetch_many(
+      [&] { return source(); }, [&](getcert::ManyResult&& r) { results.push_back(std::move(r)); },
+      options);
+  CHECK_FALSE(stats.cancelled);
+  REQUIRE(results.size() == 6);
+  for (const auto& r : results) {
+    REQUIRE_FALSE(r.result);
+    CHECK(r.result.error().code == getcert::Errc::internal);
+    CHECK_THAT(r.result.error().message, Catch::Contains("the step log is full"));
+  }
+}

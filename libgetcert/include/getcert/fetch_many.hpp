@@ -88,7 +88,9 @@ using ResultCallback = std::function<void(ManyResult&&)>;
 
 // Runs until the source is exhausted (or the token is cancelled) and every started target has
 // been delivered; returns after all worker threads have finished. Exceptions thrown by the
-// source or the callback stop the run and are rethrown here once the workers are joined.
+// source or the callback stop the run and are rethrown here once the workers are joined; one
+// thrown while a target is fetched (FetchOptions::on_step, an allocation) becomes that target's
+// result (Errc::internal, the exception's text in the message), and the run goes on.
 FetchManyStats fetch_many(const TargetSource& next_target, const ResultCallback& on_result,
                           const FetchManyOptions& options = {});
 

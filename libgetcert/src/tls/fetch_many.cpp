@@ -73,7 +73,18 @@ class Pool {
         out.timings.push_back(step);
         if (given) given(step);
       };
-      out.result = fetch(out.endpoint, fetch_options);
+      // A throw inside a worker thread would end the whole process (std::terminate): the
+      // embedding host gets this target's error result instead, and the run goes on. What
+      // throws here is the caller's on_step or an allocation, never the peer's bytes.
+      try {
+        out.result = fetch(out.endpoint, fetch_options);
+      } catch (const std::exception& e) {
+        out.result = fail(Errc::internal, "fetching " + quote_name(out.input) +
+                                              " raised an exception: " + e.what());
+      } catch (...) {
+        out.result = fail(Errc::internal,
+                          "fetching " + quote_name(out.input) + " raised an unknown exception");
+      }
     }
     out.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started);
