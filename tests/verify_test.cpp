@@ -1,11 +1,14 @@
 // Offline verify_chain over the generated PKI, trusting ca-bundle.pem (what --ca-file does):
 // every verdict a user can get, with the plain-language reason they will read.
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -284,6 +287,36 @@ TEST_CASE("a hashed CA directory works as the trust store", "[verify]") {
   CHECK(v.ok);
   CHECK(v.trust_store == "dir:" + pki("ca-dir"));
   REQUIRE(v.verified_chain.size() == 3);
+}
+
+TEST_CASE("a CA directory whose certificate is edited in place is read again", "[verify]") {
+  // The folder's own timestamp does not change when a file in it is rewritten (or when the
+  // file behind one of c_rehash's links is): each entry is judged.
+  getcert::test::TempDir tmp;
+  std::filesystem::create_directory(tmp / "dir");
+  getcert::test::write_file(tmp / "dir/root.pem", read_file(pki("root.pem")));
+  getcert::test::openssl({"rehash", tmp / "dir"});
+  struct stat before {};
+  REQUIRE(::stat((tmp / "dir").c_str(), &before) == 0);
+  VerifyOptions o;
+  o.trust.ca_dir = tmp / "dir";
+  o.name = "ecdsa.test";
+  CHECK(verify({"ecdsa-chain.pem"}, o).ok);
+  // Another CA in the same file, written in place through the existing descriptor's path.
+  {
+    std::ofstream out(tmp / "dir/root.pem", std::ios::trunc);
+    out << read_file(pki("untrusted-root.pem"));
+  }
+  struct stat after {};
+  REQUIRE(::stat((tmp / "dir").c_str(), &after) == 0);
+  CHECK(after.st_mtim.tv_sec == before.st_mtim.tv_sec);
+  CHECK(after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+  CHECK_FALSE(verify({"ecdsa-chain.pem"}, o).ok);
+  {
+    std::ofstream out(tmp / "dir/root.pem", std::ios::trunc);
+    out << read_file(pki("root.pem"));
+  }
+  CHECK(verify({"ecdsa-chain.pem"}, o).ok);
 }
 
 TEST_CASE("a trust store without our root trusts nothing of ours", "[verify]") {

@@ -1,9 +1,13 @@
+#include <dirent.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string_view>
+#include <vector>
 
 #include "verify/trust_store.hpp"
 
@@ -109,12 +113,47 @@ Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
   return out;
 }
 
-// What identifies a file's content cheaply: a changed file gets a fresh store.
+std::string stat_stamp(const struct stat& st) {
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" +
+         std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
+         std::to_string(st.st_ctim.tv_nsec);
+}
+
+// A directory's entries are judged one by one: a certificate edited in place changes only its
+// own file, never the directory's timestamp, and `c_rehash` folders are links to files
+// elsewhere (stat follows them). The entries are sorted by name, so that the order readdir
+// gives does not matter. Bounded: a folder of more entries than this is judged by its first
+// ones and its own stamp (a trust folder holds a few hundred).
+constexpr std::size_t kMaxStampedEntries = 100000;
+
+std::string dir_stamp(const std::string& path, const struct stat& dir) {
+  std::string out = stat_stamp(dir);
+  DIR* d = ::opendir(path.c_str());
+  if (d == nullptr) return out;
+  std::vector<std::string> entries;
+  while (const dirent* e = ::readdir(d)) {
+    if (entries.size() >= kMaxStampedEntries) break;
+    const std::string_view name(e->d_name);
+    if (name == "." || name == "..") continue;
+    struct stat st {};
+    const std::string full = path + "/" + e->d_name;
+    entries.push_back(std::string(name) + "=" +
+                      (::stat(full.c_str(), &st) == 0 ? stat_stamp(st) : std::string("-")));
+  }
+  ::closedir(d);
+  std::sort(entries.begin(), entries.end());
+  for (const auto& e : entries) out += "|" + e;
+  return out;
+}
+
+// What identifies a file's content cheaply (inode, size, mtime and ctime; for a directory,
+// those of every entry too): a changed file gets a fresh store.
 std::string file_stamp(const std::string& path) {
   struct stat st {};
   if (path.empty() || ::stat(path.c_str(), &st) != 0) return "-";
-  return std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
-         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  if (S_ISDIR(st.st_mode)) return dir_stamp(path, st);
+  return stat_stamp(st);
 }
 
 // Parsing a bundle costs milliseconds per certificate set with OpenSSL 3 (every certificate
