@@ -200,7 +200,7 @@ std::string url_of(const HostilePeer& peer, const std::string& path = "/ca.der")
 
 getcert::Result<std::vector<std::uint8_t>> get(const std::string& url,
                                                std::chrono::milliseconds budget = 3s) {
-  return getcert::detail::http_fetch({url, "AIA server", {}, {}, {}}, Clock::now() + budget);
+  return getcert::detail::http_fetch({url, "AIA server", {}, {}, {}, {}}, Clock::now() + budget);
 }
 
 }  // namespace
@@ -213,6 +213,7 @@ TEST_CASE("HTTP client: the request is well formed, and a POST carries its body"
                                              "OCSP responder",
                                              "application/ocsp-request",
                                              {'B', 'O', 'D', 'Y'},
+                                             {},
                                              {}},
                                             Clock::now() + 3s);
   REQUIRE(answer);
@@ -283,6 +284,51 @@ TEST_CASE("HTTP client: redirects are followed a few times, http:// only", "[htt
   CHECK(refused.error().code == Errc::unsupported);
   CHECK_THAT(refused.error().message,
              Contains("answered HTTP 301") && Contains("only http:// URLs"));
+}
+
+TEST_CASE("HTTP client: a download policy judges host, port and addresses, redirects included",
+          "[http]") {
+  HostilePeer target(
+      HostilePeer::Script{{Kind::read_until, "\r\n\r\n", 0ms},
+                          {Kind::send, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nhere", 0ms}});
+  HostilePeer moved(HostilePeer::Script{
+      {Kind::read_until, "\r\n\r\n", 0ms},
+      {Kind::send, "HTTP/1.1 301 Moved\r\nLocation: " + url_of(target, "/new") + "\r\n\r\n", 0ms}});
+  std::vector<getcert::DownloadTarget> asked;
+  // Allows the first server's port only: the redirect to another port is refused before any
+  // connection to it is made.
+  const auto only = [&](std::uint16_t port) {
+    return [&asked, port](const getcert::DownloadTarget& t) -> std::optional<std::string> {
+      asked.push_back(t);
+      if (t.port != port) return "port " + std::to_string(t.port) + " is not allowed";
+      return std::nullopt;
+    };
+  };
+  getcert::detail::HttpRequest request{url_of(moved), "AIA server", {}, {}, {}, only(moved.port())};
+  auto refused = getcert::detail::http_fetch(request, Clock::now() + 3s);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == Errc::invalid_argument);
+  CHECK_THAT(
+      refused.error().message,
+      Contains(url_of(target, "/new")) &&
+          Contains("not downloaded: port " + std::to_string(target.port()) + " is not allowed"));
+  REQUIRE(asked.size() == 2);
+  CHECK(asked[0].host == "127.0.0.1");
+  CHECK(asked[0].port == moved.port());
+  CHECK(asked[0].addresses == std::vector<std::string>{"127.0.0.1"});
+  CHECK(asked[1].url == url_of(target, "/new"));
+  CHECK(target.connections_settled() == 0);
+
+  // Allowed, the same download goes through; a name is resolved and its addresses shown.
+  asked.clear();
+  request.url = "http://localhost:" + std::to_string(target.port()) + "/ca.der";
+  request.policy = only(target.port());
+  auto answer = getcert::detail::http_fetch(request, Clock::now() + 3s);
+  REQUIRE(answer);
+  CHECK(std::string(answer->begin(), answer->end()) == "here");
+  REQUIRE(asked.size() == 1);
+  CHECK(asked[0].host == "localhost");
+  CHECK_FALSE(asked[0].addresses.empty());
 }
 
 TEST_CASE("HTTP client: floods, drips and stalls end at the deadline or a named cap", "[http]") {

@@ -102,7 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const Chain* c : {&good, &revoked}) {
     // A fixed time inside every seed's validity keeps the fuzzer deterministic.
     const getcert::detail::RevocationContext ctx{
-        c->chain.get(), 1'800'000'000, std::chrono::steady_clock::now(), {}};
+        c->chain.get(), 1'800'000'000, std::chrono::steady_clock::now(), {}, {}};
     check(getcert::detail::check_ocsp_response(bytes, 0, ctx, getcert::RevocationSource::ocsp,
                                                "http://127.0.0.1:1/ocsp"));
     check(getcert::detail::check_crl_bytes(bytes, 0, "http://127.0.0.1:1/ca.crl", ctx));

@@ -61,6 +61,19 @@ struct StepTiming {
 // once, so a callback given there must be thread-safe.
 using StepCallback = std::function<void(const StepTiming&)>;
 
+// One AIA, OCSP or CRL download as a DownloadPolicy sees it, before it is made (each redirect
+// is one too).
+struct DownloadTarget {
+  std::string url;
+  std::string host;  // as the URL names it
+  std::uint16_t port = 80;
+  // Every address `host` resolves to: the download connects to these and no others, so the
+  // policy judges what is dialled. Empty when it goes through a proxy, which resolves the name.
+  std::vector<std::string> addresses;
+};
+// nullopt lets the download go ahead; a text refuses it, and the download's error says why.
+using DownloadPolicy = std::function<std::optional<std::string>(const DownloadTarget&)>;
+
 struct TrustOptions {
   // Each replaces the system trust store when non-empty; both may be given.
   std::string ca_file;  // PEM bundle
@@ -139,6 +152,10 @@ struct VerifyOptions {
   std::vector<KeyUsage> key_usages;
   // Told about each AIA, OCSP and CRL download as it ends (see StepCallback); may be empty.
   StepCallback on_step;
+  // Asked before each AIA, OCSP and CRL download: the URLs come from the certificates being
+  // judged, so a service that verifies what strangers present (getcert serve) keeps them to
+  // the hosts, ports and addresses its operator allows. Empty: any http:// URL is fetched.
+  DownloadPolicy download_policy;
 };
 
 // The outcome, most useful first. Only `valid` means every client with this trust store

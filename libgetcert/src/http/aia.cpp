@@ -245,11 +245,12 @@ Result<std::vector<Certificate>> decode_aia_answer(const Bytes& body, const std:
 
 Result<std::vector<Certificate>> download_issuers(const std::string& url,
                                                   Clock::time_point deadline,
-                                                  const std::string& proxy) {
+                                                  const std::string& proxy,
+                                                  const DownloadPolicy& policy) {
   const auto budget =
       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   StepTimer timer(Step::aia, url);
-  auto body = http_fetch({url, "AIA server", {}, {}, proxy}, deadline);
+  auto body = http_fetch({url, "AIA server", {}, {}, proxy, policy}, deadline);
   timer.finish(body.has_value(), body ? std::to_string(body->size()) + " bytes" : "failed");
   if (!body) return tl::unexpected(body.error());
   return decode_aia_answer(*body, url, deadline, budget);

@@ -11,6 +11,7 @@
 
 #include "getcert/certificate.hpp"
 #include "getcert/error.hpp"
+#include "getcert/verify.hpp"
 #include "net/dial.hpp"
 
 namespace getcert::detail {
@@ -21,10 +22,11 @@ namespace getcert::detail {
 inline constexpr std::size_t kMaxAiaCertificates = 100;
 
 // Certificates found at `url` before `deadline`: a DER or PEM certificate, or a certs-only
-// PKCS#7 (DER or PEM). `proxy`: VerifyOptions::proxy.
+// PKCS#7 (DER or PEM). `proxy` and `policy`: VerifyOptions::proxy and download_policy.
 Result<std::vector<Certificate>> download_issuers(const std::string& url,
                                                   Clock::time_point deadline,
-                                                  const std::string& proxy);
+                                                  const std::string& proxy,
+                                                  const DownloadPolicy& policy = {});
 
 // The certificates in an AIA answer `body` from `url`, decoded one at a time, each only while
 // `deadline` has not passed (`budget` is what the whole download had, for the message), and at

@@ -440,6 +440,30 @@ Result<Connection> dial_http_server(const std::string& proxy_url, const HttpTarg
                         deadline, connect_timeout);
 }
 
+// With a policy: the name is resolved first (unless a proxy resolves it), the policy judges
+// the host, port and every address, and only the addresses it saw are dialled, so that a DNS
+// answer that changes between the check and the connection cannot redirect the download.
+Result<Connection> dial_if_allowed(const HttpRequest& request, const std::string& url,
+                                   const HttpTarget& target, Clock::time_point deadline,
+                                   std::chrono::milliseconds connect_timeout) {
+  DownloadTarget judged{url, target.host, target.port, {}};
+  if (request.proxy.empty()) {
+    GETCERT_TRY_ASSIGN(judged.addresses, resolve_numeric(target.host, target.port, deadline));
+  }
+  if (auto refused = request.policy(judged)) {
+    return fail(Errc::invalid_argument, "not downloaded: " + *refused);
+  }
+  if (!request.proxy.empty()) {
+    return dial_http_server(request.proxy, target, deadline, connect_timeout);
+  }
+  Result<Connection> last = fail(Errc::resolve_failed, "no address");
+  for (const auto& address : judged.addresses) {
+    last = dial_tcp(address, target.port, deadline, connect_timeout);
+    if (last) return last;
+  }
+  return last;
+}
+
 }  // namespace
 
 Result<std::vector<std::uint8_t>> http_fetch(const HttpRequest& request,
@@ -451,8 +475,10 @@ Result<std::vector<std::uint8_t>> http_fetch(const HttpRequest& request,
   for (int redirects = 0;; ++redirects) {
     const std::string who = "the " + role + " at " + url;
     GETCERT_TRY_ASSIGN(auto target, parse_http_url(url));
-    auto conn = dial_http_server(request.proxy, target, deadline,
-                                 std::max(budget, std::chrono::milliseconds(1)));
+    auto conn = request.policy ? dial_if_allowed(request, url, target, deadline,
+                                                 std::max(budget, std::chrono::milliseconds(1)))
+                               : dial_http_server(request.proxy, target, deadline,
+                                                  std::max(budget, std::chrono::milliseconds(1)));
     if (!conn) {
       Error e = conn.error();
       e.message = who + ": " + e.message;

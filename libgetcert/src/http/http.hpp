@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "getcert/error.hpp"
+#include "getcert/verify.hpp"
 #include "net/dial.hpp"
 
 namespace getcert::detail {
@@ -98,12 +99,16 @@ struct HttpRequest {
   std::string content_type;
   std::vector<std::uint8_t> body;
   std::string proxy;  // VerifyOptions::proxy: empty, or a URL parse_proxy_url() accepts
+  // VerifyOptions::download_policy: asked before each connection (redirects too); the
+  // addresses it approved are the only ones dialled.
+  DownloadPolicy policy;
 };
 
 // Fetches the body of a 2xx answer before `deadline`, following up to kMaxHttpRedirects
 // http:// redirects. Errors name the role and URL: connect_failed/resolve_failed, timeout,
 // limit_exceeded (a cap; the message names it), malformed_input (not HTTP), network_error (an
-// error status "HTTP 404", a reset, a close before the answer ends), unsupported (not http://).
+// error status "HTTP 404", a reset, a close before the answer ends), unsupported (not http://),
+// invalid_argument (the policy refused it; the message gives its reason).
 Result<std::vector<std::uint8_t>> http_fetch(const HttpRequest& request,
                                              Clock::time_point deadline);
 

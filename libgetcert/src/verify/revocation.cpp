@@ -61,7 +61,7 @@ RevocationCheck check_crl(int depth, const std::string& url, const RevocationCon
   r.url = url;
   if (remaining(ctx).count() == 0) return failed(r, "no time left for the CRL (--timeout)");
   StepTimer timer(Step::crl, url);
-  auto body = http_fetch({url, "CRL server", {}, {}, ctx.proxy}, request_deadline);
+  auto body = http_fetch({url, "CRL server", {}, {}, ctx.proxy, ctx.policy}, request_deadline);
   timer.finish(body.has_value(), body ? std::to_string(body->size()) + " bytes" : "failed");
   if (!body) return failed(r, body.error().message);
   return check_crl_bytes(*body, depth, url, ctx);
@@ -256,8 +256,9 @@ RevocationCheck check_online(int depth, const RevocationContext& ctx) {
         break;
       }
       StepTimer timer(Step::ocsp, url);
-      auto answer = http_fetch({url, "OCSP responder", "application/ocsp-request", body, ctx.proxy},
-                               share_of(ctx.deadline, planned--));
+      auto answer = http_fetch(
+          {url, "OCSP responder", "application/ocsp-request", body, ctx.proxy, ctx.policy},
+          share_of(ctx.deadline, planned--));
       timer.finish(answer.has_value(),
                    answer ? std::to_string(answer->size()) + " bytes" : "failed");
       RevocationCheck r =

@@ -16,6 +16,7 @@ struct RevocationContext {
   std::int64_t now;
   std::chrono::steady_clock::time_point deadline;  // for all requests together
   std::string proxy;                               // VerifyOptions::proxy
+  DownloadPolicy policy;                           // VerifyOptions::download_policy
 };
 
 // Checks an OCSP response (DER) about chain[depth] issued by chain[depth + 1]: signature,

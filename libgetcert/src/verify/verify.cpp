@@ -449,6 +449,7 @@ bool same_certificate(const Certificate& a, const Certificate& b) {
 std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
                                                detail::Clock::time_point deadline,
                                                bool revocation_planned, const std::string& proxy,
+                                               const DownloadPolicy& policy,
                                                std::vector<std::string>& notes,
                                                std::string& gap_url) {
   std::vector<Certificate> fetched;
@@ -472,7 +473,8 @@ std::vector<Certificate> fetch_missing_issuers(const PathResult& path,
       }
       // The revocation checks that follow a completed chain keep a share of the budget.
       auto got = detail::download_issuers(
-          url, detail::share_of(deadline, urls_left-- + (revocation_planned ? 1 : 0)), proxy);
+          url, detail::share_of(deadline, urls_left-- + (revocation_planned ? 1 : 0)), proxy,
+          policy);
       if (!got) {
         notes.push_back("fetching the issuer of '" + current.display_name() +
                         "' failed: " + got.error().message);
@@ -527,7 +529,8 @@ void check_revocation_evidence(Verification& v, const VerifyOptions& options,
                                detail::Clock::time_point network_deadline) {
   const int n = sk_X509_num(chain);
   if (n < 2) return;
-  detail::RevocationContext ctx{chain, now, network_deadline, options.proxy};
+  detail::RevocationContext ctx{chain, now, network_deadline, options.proxy,
+                                options.download_policy};
   if (!options.ocsp_staple.empty()) {
     v.revocation.push_back(detail::check_ocsp_response(options.ocsp_staple, 0, ctx,
                                                        RevocationSource::ocsp_staple, ""));
@@ -1039,8 +1042,9 @@ Result<void> complete_via_aia(Run& r) {
   GETCERT_TRY_ASSIGN(auto child, internal::certificate_from_x509(gap->cert.get()));
   std::vector<std::string> notes;
   if (r.options.fetch_missing) {
-    r.v.fetched_intermediates = fetch_missing_issuers(
-        *r.path, r.network_deadline, r.options.check_revocation, r.options.proxy, notes, r.gap_url);
+    r.v.fetched_intermediates =
+        fetch_missing_issuers(*r.path, r.network_deadline, r.options.check_revocation,
+                              r.options.proxy, r.options.download_policy, notes, r.gap_url);
     if (!r.v.fetched_intermediates.empty()) {
       for (const auto& c : r.v.fetched_intermediates) {
         internal::X509Ptr h = internal::x509_from_certificate(c);
