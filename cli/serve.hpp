@@ -19,8 +19,9 @@ struct ServeOptions {
   std::string listen = ":9798";
   std::size_t max_concurrent_probes = 64;
   bool log_json = false;
-  std::string web_config_path;  // exporter-toolkit's web config: TLS and basic auth
-  bool check_only = false;      // --check-config: check the files and exit
+  std::string web_config_path;    // exporter-toolkit's web config: TLS and basic auth
+  bool check_only = false;        // --check-config: check the files and exit
+  bool enable_lifecycle = false;  // --web.enable-lifecycle: POST /-/reload is served
 };
 
 // What `serve` runs after a successful parse; returns the exit code. getcert-serve runs the

@@ -42,9 +42,14 @@ class ServeCommand final : public Command {
     cmd->add_option("--web-config-file,--web.config.file", web_config_,
                     "exporter-toolkit web config: listener TLS (tls_server_config) and basic "
                     "auth with bcrypt hashes (basic_auth_users)");
+    cmd->add_flag("--web.enable-lifecycle,--enable-lifecycle", enable_lifecycle_,
+                  "Allow POST /-/reload (off by default, as in Prometheus: each reload re-reads "
+                  "every key store, so anyone who can reach the port could keep the CPU busy); "
+                  "SIGHUP reloads either way");
     cmd->footer(
         "Endpoints: /probe?target=T&module=M, /metrics (the exporter's own), / (modules and "
-        "recent probes),\n  POST /-/reload (also SIGHUP), /-/healthy. SIGTERM finishes the "
+        "recent probes),\n  POST /-/reload (with --web.enable-lifecycle; SIGHUP always), "
+        "/-/healthy. SIGTERM finishes the "
         "probes in flight, then exits.\n"
         "Targets: HOST[:PORT], [IPv6]:PORT, or file:///path/glob* (PEM, DER, PKCS#12, JKS).\n"
         "Exit codes: 0 stopped, 2 bad config or option, 3 cannot listen, 12 not in this build.\n"
@@ -69,6 +74,7 @@ class ServeCommand final : public Command {
     options.log_json = log_format_ == "json";
     options.web_config_path = web_config_;
     options.check_only = check_only_;
+    options.enable_lifecycle = enable_lifecycle_;
     return runner_(options, term);
   }
 
@@ -77,6 +83,7 @@ class ServeCommand final : public Command {
   std::string config_;
   std::string listen_ = kDefaultListen;
   bool check_only_ = false;
+  bool enable_lifecycle_ = false;
   std::size_t max_probes_ = 64;
   std::string log_format_ = "text";
   std::string web_config_;

@@ -29,6 +29,7 @@
 
 #include "support/files.hpp"
 #include "support/hostile_peer.hpp"
+#include "support/http_server.hpp"
 #include "support/local_server.hpp"
 #include "support/net.hpp"
 #include "support/process.hpp"
@@ -118,6 +119,7 @@ bool have_promtool() { return have_tool("promtool"); }
 TEST_CASE("a probe answers every series for valid, expired, misnamed and untrusted chains",
           "[exporter]") {
   REQUIRE_TOOL(have_openssl(), "openssl");
+  REQUIRE_TOOL(have_promtool(), "promtool (Debian package prometheus)");
   TempDir dir;
   auto valid = start_openssl_server(pki_chain("rsa"));
   auto expired = start_openssl_server(pki_chain("expired"));
@@ -172,10 +174,10 @@ TEST_CASE("a probe answers every series for valid, expired, misnamed and untrust
       R"(getcert_cert_not_after_seconds\{chain="presented",depth="0",[^}]*subject_cn="untrusted\.test"[^}]*\})"));
   CHECK_FALSE(sample(body, R"(getcert_cert_not_after_seconds\{chain="verified"[^}]*\})"));
 
-  if (have_promtool()) {
+  {
     const auto lint = run_with_input({"promtool", "check", "metrics"}, body);
-    CHECK(lint.exit_code == 0);
     INFO(lint.out << lint.err);
+    CHECK(lint.exit_code == 0);
   }
 
   // A target nobody listens on: success 0 with the error as the reason, still HTTP 200.
@@ -213,7 +215,8 @@ TEST_CASE("file:// targets read PEM, DER and PKCS#12 files through a glob", "[ex
   REQUIRE(p12.exit_code == 0);
   const std::string config =
       write_config(dir, "modules:\n  files:\n    ca_file: " + pki("ca-bundle.pem") +
-                            "\n    file_password_env: P12_PASSWORD\n");
+                            "\n    file_password_env: P12_PASSWORD\nallow:\n  files: [\"" +
+                            certs.path().string() + "/*\"]\n");
   Exporter exporter(config);
 
   auto [status, body] = exporter.probe("file://" + certs.path().string() + "/a.pem", "files");
@@ -549,14 +552,29 @@ TEST_CASE("a module's profile, max_depth and protocol reach the verdict", "[expo
   CHECK(sample(body, R"(getcert_probe_success\{reason="[a-z_]+"\})") == 0.0);
 }
 
-TEST_CASE("reload by POST and SIGHUP, and a bad reload keeps the running config", "[exporter]") {
+TEST_CASE(
+    "reload by POST (only with --web.enable-lifecycle) and SIGHUP, and a bad reload keeps the "
+    "running config",
+    "[exporter]") {
   REQUIRE_TOOL(have_openssl(), "openssl");
   TempDir dir;
   auto valid = start_openssl_server(pki_chain("rsa"));
   const std::string target = "localhost:" + std::to_string(valid.port());
   const std::string ca = pki("ca-bundle.pem");
   const std::string path = write_config(dir, "modules:\n  first:\n    ca_file: " + ca + "\n");
-  Exporter exporter(path);
+  {
+    // Without --web.enable-lifecycle, POST /-/reload is refused and reloads nothing.
+    Exporter closed(path);
+    write_config(dir, "modules:\n  other:\n    ca_file: " + ca + "\n");
+    const auto refused = closed.client().Post("/-/reload");
+    REQUIRE(refused);
+    CHECK(refused->status == 403);
+    CHECK_THAT(refused->body, Catch::Contains("--web.enable-lifecycle"));
+    CHECK(closed.probe(target, "first").first == 200);
+    CHECK(closed.probe(target, "other").first == 400);
+    write_config(dir, "modules:\n  first:\n    ca_file: " + ca + "\n");
+  }
+  Exporter exporter(path, {"--web.enable-lifecycle"});
   CHECK(exporter.probe(target, "first").first == 200);
   CHECK(exporter.probe(target, "second").first == 400);
 
@@ -655,6 +673,80 @@ TEST_CASE("the allow list refuses other hosts, ports and files with 403", "[expo
   CHECK(exporter.probe("file:///etc/ssl/certs/*.pem", "tls").first == 403);
   write_file(dir / "x.pem", read_file(pki("rsa.pem")));
   CHECK(exporter.probe("file://" + dir.path().string() + "/x.pem", "tls").first == 200);
+}
+
+TEST_CASE(
+    "file:// targets are off unless allow: files lists a folder, and a glob's walk is bounded",
+    "[exporter]") {
+  TempDir dir;
+  TempDir certs;
+  write_file(certs / "a.pem", read_file(pki("rsa-chain.pem")));
+  const std::string target = "file://" + (certs / "a.pem");
+  {
+    // No allow list at all, and an allow list without files: anyone who reaches the port could
+    // otherwise read every certificate and key store the service user can, or learn which
+    // files exist.
+    Exporter open(write_config(dir, "modules:\n  tls: {}\n"));
+    auto [status, body] = open.probe(target, "tls");
+    CHECK(status == 403);
+    CHECK_THAT(body, Catch::Contains("allow: files:"));
+    Exporter hosts_only(write_config(dir, "modules:\n  tls: {}\nallow:\n  hosts: [\"*\"]\n"));
+    CHECK(hosts_only.probe(target, "tls").first == 403);
+  }
+  // 100 folders of 101 files: `*/z*` matches nothing, but finding that out reads every folder,
+  // over 10,000 entries. The walk stops there and says so, rather than reading on.
+  for (int i = 0; i < 100; ++i) {
+    const std::string sub = certs / ("d" + std::to_string(i));
+    std::filesystem::create_directory(sub);
+    for (int j = 0; j <= 100; ++j) write_file(sub + "/f" + std::to_string(j), "");
+  }
+  Exporter exporter(write_config(dir, "modules:\n  tls: {}\nallow:\n  files: [\"" +
+                                          certs.path().string() + "/*\", \"" +
+                                          certs.path().string() + "/*/*\"]\n"));
+  CHECK(sample(exporter.probe(target, "tls").second, R"(getcert_probe_success\{reason="ok"\})") ==
+        1.0);
+  CHECK(sample(exporter.probe("file://" + (certs / "d1/z*"), "tls").second,
+               R"(getcert_probe_success\{reason="no_file"\})") == 0.0);
+  CHECK(sample(exporter.probe("file://" + (certs / "*/z*"), "tls").second,
+               R"(getcert_probe_success\{reason="too_many_files"\})") == 0.0);
+}
+
+TEST_CASE("AIA downloads keep to the allow list, and internal addresses need the module's leave",
+          "[exporter]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  TempDir dir;
+  // The test PKI's AIA URL: http://127.0.0.1:18080/intermediate.der (a fixed port: this case
+  // holds the pki_fixed_ports lock, see tests/CMakeLists.txt).
+  getcert::test::HttpServer http;
+  http.serve("/intermediate.der", read_file(pki("intermediate.der")));
+  const auto server = start_openssl_server(getcert::test::pki_leaf_only("rsa"));
+  const std::string port = std::to_string(server.port());
+  const std::string target = "127.0.0.1:" + port;
+  const std::string module =
+      "modules:\n  tls:\n    ca_file: " + pki("ca-bundle.pem") + "\n    verify_name: false\n";
+  const auto probe = [&](const std::string& config) {
+    Exporter exporter(write_config(dir, config));
+    const auto [status, body] = exporter.probe(target, "tls");
+    CHECK(status == 200);
+    return body;
+  };
+  // No allow list: the URL's address is loopback, which a certificate's owner may not make the
+  // exporter request.
+  CHECK(sample(probe(module), R"(getcert_probe_success\{reason="missing_intermediate"\})") == 0.0);
+  CHECK(http.requests().empty());
+  // The target's port allowed, the AIA port not: refused, even with internal addresses allowed.
+  probe(module + "    fetch_private_addresses: true\nallow:\n  cidrs: [127.0.0.0/8]\n  ports: [\"" +
+        port + "\"]\n");
+  CHECK(http.requests().empty());
+  // The port allowed, the host by name pattern only: loopback still needs the module's leave.
+  probe(module + "allow:\n  hosts: [\"127.0.0.1\"]\n  ports: [\"" + port + "\", \"18080\"]\n");
+  CHECK(http.requests().empty());
+  // The allow list's ranges name the address: the intermediate is downloaded.
+  probe(module + "allow:\n  cidrs: [127.0.0.0/8]\n  ports: [\"" + port + "\", \"18080\"]\n");
+  CHECK(http.requests() == std::vector<std::string>{"GET /intermediate.der"});
+  // No allow list, and the module allows internal addresses: downloaded too.
+  probe(module + "    fetch_private_addresses: true\n");
+  CHECK(http.requests().size() == 2);
 }
 
 // The allow list's file patterns are matched as text, and glob() then expands escapes: `\.\.`
@@ -761,7 +853,8 @@ TEST_CASE("a real Prometheus scrapes 27 targets through getcert serve", "[export
                "  http_proxy:\n    proxy: http://127.0.0.1:" + std::to_string(connect_proxy.port) +
                ca + "  socks5:\n    proxy: socks5://127.0.0.1:" + std::to_string(dante.port()) +
                ca + "  mtls:\n    client:\n      cert_file: " + pki("client-chain.pem") +
-               "\n      key_file: " + pki("client.key") + ca));
+               "\n      key_file: " + pki("client.key") + ca +
+               "allow:\n  hosts: [\"*\"]\n  files: [\"" + (files / "*.crt") + "\"]\n"));
 
   const auto at = [](std::uint16_t port) { return "localhost:" + std::to_string(port); };
   std::vector<std::string> tls_targets;
@@ -951,7 +1044,11 @@ TEST_CASE("the status page shows modules and recent probes in a real browser",
   TempDir profile;
   auto valid = start_openssl_server(pki_chain("rsa"));
   auto expired = start_openssl_server(pki_chain("expired"));
-  Exporter exporter(tls_config(dir));
+  // File targets are allowed under /nonexistent (the markup's "</b>" is a folder), so that a
+  // probe of one is made and shown.
+  Exporter exporter(write_config(
+      dir, read_file(tls_config(dir)) +
+               "allow:\n  hosts: [\"*\"]\n  files: [\"/nonexistent/*\", \"/nonexistent/*/*\"]\n"));
   exporter.probe("localhost:" + std::to_string(valid.port()), "tls");
   exporter.probe("localhost:" + std::to_string(expired.port()), "short");
   // A target that is shown (it is a file glob that matches nothing) and carries markup.
@@ -1080,7 +1177,8 @@ TEST_CASE("under load with stalled targets, descriptors and memory stay bounded"
   HostilePeer stalled(HostilePeer::Behavior::silent);
   const std::string config =
       write_config(dir, "modules:\n  fast:\n    ca_file: " + pki("ca-bundle.pem") +
-                            "\n  slow:\n    timeout: 1s\n");
+                            "\n  slow:\n    timeout: 1s\nallow:\n  hosts: [\"*\"]\n  files: [\"" +
+                            (certs / "*.pem") + "\"]\n");
   Exporter exporter(config, {"--max-concurrent-probes", "64"});
   const std::string file_target =
       httplib::detail::encode_query_param("file://" + (certs / "a.pem"));
@@ -1144,9 +1242,11 @@ TEST_CASE("descriptors and memory do not grow over 10000 probes", "[exporter][lo
   TempDir certs;
   write_file(certs / "a.pem", read_file(pki("rsa-chain.pem")));
   const auto tls = start_openssl_server(pki_chain("ecdsa"));
-  Exporter exporter(write_config(dir, "modules:\n  fast:\n    ca_file: " + pki("ca-bundle.pem") +
-                                          "\n    timeout: 5s\n"),
-                    {"--max-concurrent-probes", "32"});
+  Exporter exporter(
+      write_config(dir, "modules:\n  fast:\n    ca_file: " + pki("ca-bundle.pem") +
+                            "\n    timeout: 5s\nallow:\n  hosts: [\"*\"]\n  files: [\"" +
+                            (certs / "*.pem") + "\"]\n"),
+      {"--max-concurrent-probes", "32"});
   // Cheap loopback probes of three kinds in turn: a handshake and a verified chain, a
   // certificate file, and a refused connection (a socket opened and closed).
   const std::vector<std::string> paths{

@@ -150,31 +150,16 @@ Result<ClientIdentity> load_identity(const ConfigError& err, const YAML::Node& n
 Result<Module> parse_module(const ConfigError& err, const std::string& name,
                             const YAML::Node& node) {
   const std::string where = "modules." + name;
-  GETCERT_TRY(only_keys(err, node, where,
-                        {"protocol",
-                         "starttls_name",
-                         "timeout",
-                         "connect_timeout",
-                         "proxy",
-                         "server_name",
-                         "no_sni",
-                         "alpn",
-                         "tls_min",
-                         "tls_max",
-                         "ca_file",
-                         "ca_dir",
-                         "fetch_missing",
-                         "verify_name",
-                         "purpose",
-                         "revocation",
-                         "pins",
-                         "profile",
-                         "max_depth",
-                         "crl_files",
-                         "expiry_window",
-                         "client",
-                         "file_password_file",
-                         "file_password_env"}));
+  GETCERT_TRY(
+      only_keys(err, node, where, {"protocol",         "starttls_name", "timeout",
+                                   "connect_timeout",  "proxy",         "server_name",
+                                   "no_sni",           "alpn",          "tls_min",
+                                   "tls_max",          "ca_file",       "ca_dir",
+                                   "fetch_missing",    "verify_name",   "fetch_private_addresses",
+                                   "purpose",          "revocation",    "pins",
+                                   "profile",          "max_depth",     "crl_files",
+                                   "expiry_window",    "client",        "file_password_file",
+                                   "file_password_env"}));
   Module m;
   m.name = name;
   VerifyArgs verify;
@@ -244,6 +229,9 @@ Result<Module> parse_module(const ConfigError& err, const std::string& name,
     } else if (key == "fetch_missing") {
       GETCERT_TRY_ASSIGN(auto b, boolean(err, v, full));
       verify.no_fetch_missing = !b;
+    } else if (key == "fetch_private_addresses") {
+      GETCERT_TRY_ASSIGN(auto b, boolean(err, v, full));
+      m.fetch_private_addresses = b;
     } else if (key == "verify_name") {
       GETCERT_TRY_ASSIGN(auto b, boolean(err, v, full));
       m.verify_name = b;

@@ -32,6 +32,10 @@ struct Module {
   FetchOptions fetch;  // connect + verify options; timeout is the module's own bound
   std::uint16_t default_port = 443;
   bool verify_name = true;  // check the target's name (or `server_name`) against the leaf
+  // AIA, OCSP and CRL downloads (URLs written by the certificate being judged) may go to
+  // loopback, link-local and private addresses; off, only to addresses the allow list's
+  // `cidrs` name. Targets are not concerned: the allow list decides those.
+  bool fetch_private_addresses = false;
   std::optional<ClientIdentitySource> client;
   // Read from `client` when the config is loaded, so a bad key store fails at start, and a
   // probe never reads a secret from disk.

@@ -1,5 +1,6 @@
 #include "exporter/probe.hpp"
 
+#include <dirent.h>
 #include <fnmatch.h>
 #include <glob.h>
 #include <netdb.h>
@@ -8,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <sstream>
@@ -77,6 +79,79 @@ bool resolves_inside(const AllowList& allow, const std::string& host) {
   return all;
 }
 
+// Addresses that are not on the public internet: unspecified, loopback, private (RFC 1918,
+// unique local), shared (RFC 6598), link-local, multicast and reserved ranges. An IPv4-mapped
+// or IPv4-compatible IPv6 address is judged as the IPv4 address inside it.
+bool is_internal_address(std::vector<std::uint8_t> a) {
+  if (a.size() == 16) {
+    const bool mapped = std::all_of(a.begin(), a.begin() + 10, [](auto b) { return b == 0; }) &&
+                        ((a[10] == 0xff && a[11] == 0xff) || (a[10] == 0 && a[11] == 0));
+    if (mapped && !(a[10] == 0 && a[12] == 0 && a[13] == 0 && a[14] == 0)) {
+      a = std::vector<std::uint8_t>(a.begin() + 12, a.end());
+    } else {
+      const bool zero_prefix =
+          std::all_of(a.begin(), a.begin() + 15, [](auto b) { return b == 0; });
+      if (zero_prefix && (a[15] == 0 || a[15] == 1)) return true;  // :: and ::1
+      if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) return true;      // fe80::/10 link-local
+      if ((a[0] & 0xfe) == 0xfc) return true;                      // fc00::/7 unique local
+      if (a[0] == 0xff) return true;                               // ff00::/8 multicast
+      if (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0) return true;      // fec0::/10 site-local
+      return false;
+    }
+  }
+  if (a.size() != 4) return true;  // not an address: never dialled as a public one
+  return a[0] == 0 || a[0] == 10 || a[0] == 127 || (a[0] == 100 && (a[1] & 0xc0) == 64) ||
+         (a[0] == 169 && a[1] == 254) || (a[0] == 172 && (a[1] & 0xf0) == 16) ||
+         (a[0] == 192 && a[1] == 168) || (a[0] == 192 && a[1] == 0 && a[2] == 0) || a[0] >= 224;
+}
+
+// What an AIA, OCSP or CRL download may reach. Its URL comes from the certificate being
+// judged, so a target's owner could otherwise make the exporter request any internal URL: the
+// allow list's ports and hosts (or ranges) apply as for targets, and internal addresses are
+// refused unless the allow list's ranges name them or the module allows them.
+DownloadPolicy download_policy(const Module& module, const AllowList* allow) {
+  return [allow = allow != nullptr ? *allow : AllowList{},
+          private_ok = module.fetch_private_addresses](
+             const DownloadTarget& t) -> std::optional<std::string> {
+    std::string host = t.host;
+    for (auto& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // Through a proxy the name is not resolved here: an IP literal still counts as itself.
+    std::vector<std::vector<std::uint8_t>> addresses;
+    for (const auto& text : t.addresses) {
+      if (auto cidr = parse_cidr(text)) addresses.push_back(cidr->address);
+    }
+    if (t.addresses.empty()) {
+      if (auto cidr = parse_cidr(host); cidr && host.find('/') == std::string::npos) {
+        addresses.push_back(cidr->address);
+      }
+    }
+    if (allow.present) {
+      const bool port_ok =
+          allow.ports.empty() ||
+          std::any_of(allow.ports.begin(), allow.ports.end(), [&](const auto& range) {
+            return t.port >= range.first && t.port <= range.second;
+          });
+      if (!port_ok) return "port " + std::to_string(t.port) + " is not in the allow list";
+      const bool host_ok = matches_any(allow.host_patterns, host, 0) ||
+                           (!allow.cidrs.empty() && !addresses.empty() &&
+                            std::all_of(addresses.begin(), addresses.end(),
+                                        [&](const auto& a) { return in_any_cidr(allow, a); }));
+      if (!host_ok) return "host '" + host + "' is not in the allow list";
+    }
+    if (!private_ok) {
+      for (std::size_t i = 0; i < addresses.size(); ++i) {
+        if (is_internal_address(addresses[i]) && !in_any_cidr(allow, addresses[i])) {
+          const std::string shown = i < t.addresses.size() ? t.addresses[i] : host;
+          return "address " + shown +
+                 " is internal (loopback, private or link-local); the module's "
+                 "fetch_private_addresses: true, or the allow list's cidrs, allow it";
+        }
+      }
+    }
+    return std::nullopt;
+  };
+}
+
 std::string reason_of(const Verification& v) {
   if (!v.errors.empty()) return std::string(to_string(v.errors.front().code));
   return std::string(to_string(v.verdict));
@@ -130,7 +205,7 @@ Result<std::vector<Certificate>> certificates_in(const std::vector<std::uint8_t>
 // as they are (a Kubernetes secret volume is links to a timestamped folder): a link is put in an
 // allowed folder by whoever may write there.
 bool really_allowed(const std::string& path, const AllowList* allow) {
-  if (allow == nullptr || !allow->present) return true;
+  if (allow == nullptr) return true;
   std::size_t start = 0;
   while (start <= path.size()) {
     const std::size_t end = std::min(path.find('/', start), path.size());
@@ -141,10 +216,47 @@ bool really_allowed(const std::string& path, const AllowList* allow) {
   return matches_any(allow->file_patterns, path, FNM_PATHNAME);
 }
 
+// glob() reads as many directories as the pattern's wildcards reach, before any cap on what
+// it returns applies: `/*/*/*/*` walks a whole file system. Its directory reads go through
+// these (glibc's GLOB_ALTDIRFUNC), which count every entry read and end each directory early
+// once kMaxGlobEntries have been read in all; the probe then reports too_many_files.
+constexpr std::size_t kMaxGlobEntries = 10000;
+thread_local std::size_t glob_entries_read = 0;
+
+void* glob_opendir(const char* path) {
+  return glob_entries_read > kMaxGlobEntries ? nullptr : static_cast<void*>(opendir(path));
+}
+dirent* glob_readdir(void* dir) {
+  if (++glob_entries_read > kMaxGlobEntries) return nullptr;
+  return readdir(static_cast<DIR*>(dir));
+}
+void glob_closedir(void* dir) { closedir(static_cast<DIR*>(dir)); }
+int glob_lstat(const char* path, struct stat* st) { return lstat(path, st); }
+int glob_stat(const char* path, struct stat* st) { return stat(path, st); }
+
+// glob(3) with every directory read counted; `exhausted` says the bound cut it short.
+int bounded_glob(const std::string& pattern, glob_t& g, bool& exhausted) {
+  g.gl_opendir = glob_opendir;
+  g.gl_readdir = glob_readdir;
+  g.gl_closedir = glob_closedir;
+  g.gl_lstat = glob_lstat;
+  g.gl_stat = glob_stat;
+  glob_entries_read = 0;
+  const int rc = glob(pattern.c_str(), GLOB_NOSORT | GLOB_ALTDIRFUNC, nullptr, &g);
+  exhausted = glob_entries_read > kMaxGlobEntries;
+  return rc;
+}
+
 ProbeOutcome probe_files(const std::string& pattern, const Module& module, const AllowList* allow) {
   ProbeOutcome out;
   glob_t g{};
-  const int rc = glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g);
+  bool exhausted = false;
+  const int rc = bounded_glob(pattern, g, exhausted);
+  if (exhausted) {
+    globfree(&g);
+    out.reason = "too_many_files";
+    return out;
+  }
   std::vector<std::string> paths;
   bool refused = false;
   if (rc == 0) {
@@ -244,7 +356,14 @@ std::optional<ProbeRefusal> check_allowed(const std::string& target, const Modul
     if (path.find("/../") != std::string::npos || ends_up) {
       return ProbeRefusal{400, "a file target may not contain '..'"};
     }
-    if (allow.present && !matches_any(allow.file_patterns, path, FNM_PATHNAME)) {
+    // Reading files is opt-in: without a `files` pattern, anyone who reaches the port could
+    // read every certificate and key store the service user can, and probe which files exist.
+    if (allow.file_patterns.empty()) {
+      return ProbeRefusal{403,
+                          "file targets are off: list the folders they may read under "
+                          "allow: files: in the config"};
+    }
+    if (!matches_any(allow.file_patterns, path, FNM_PATHNAME)) {
       return ProbeRefusal{403, "file target not in the allow list"};
     }
     return std::nullopt;
@@ -280,6 +399,7 @@ ProbeOutcome run_probe(const std::string& target, const Module& module,
     options.connect.timeout = timeout;
     options.connect.connect_timeout = std::min(options.connect.connect_timeout, timeout);
     if (!module.verify_name) options.verify.name.clear();
+    options.verify.download_policy = download_policy(module, allow);
     std::vector<StepTiming> steps;
     options.on_step = [&steps](const StepTiming& t) { steps.push_back(t); };
     auto endpoint = parse_endpoint(target, module.default_port);

@@ -1,14 +1,11 @@
 #include "exporter/server.hpp"
 
-// TLS for the listener (web config): cpp-httplib's SSLServer (Debian's build has OpenSSL).
-#include <httplib.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <pthread.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <csignal>
 
 #include <algorithm>
@@ -28,6 +25,7 @@
 #include "builtin_key_methods.hpp"
 #include "exit_codes.hpp"
 #include "exporter/config.hpp"
+#include "exporter/http_server.hpp"
 #include "exporter/log.hpp"
 #include "exporter/probe.hpp"
 #include "exporter/self_metrics.hpp"
@@ -47,10 +45,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kExposition = "text/plain; version=0.0.4; charset=utf-8";
-// Requests are a line and a few headers; a body is never needed (POST /-/reload has none).
-constexpr std::size_t kMaxPayload = 4096;
-// A client that sends its request slower than this (slow loris) loses its connection.
-constexpr time_t kReadTimeoutSeconds = 5;
 // Threads beyond the probe bound: /metrics, /, reloads and the 503 answers keep flowing while
 // every probe slot is taken.
 constexpr std::size_t kSpareThreads = 8;
@@ -74,62 +68,6 @@ void notify_systemd([[maybe_unused]] const char* state) {
   (void)sd_notify(0, state);
 #endif
 }
-
-// cpp-httplib's own pool queues without limit; this one holds at most `capacity` accepted
-// connections waiting for a thread and blocks the accept loop beyond that, so the kernel's
-// listen backlog (bounded) absorbs a flood instead of our memory and descriptors.
-class BoundedPool final : public httplib::TaskQueue {
- public:
-  BoundedPool(std::size_t threads, std::size_t capacity) : capacity_(capacity) {
-    for (std::size_t i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
-  }
-  BoundedPool(const BoundedPool&) = delete;
-  BoundedPool& operator=(const BoundedPool&) = delete;
-  ~BoundedPool() override { BoundedPool::shutdown(); }
-
-  void enqueue(std::function<void()> fn) override {
-    std::unique_lock lock(mutex_);
-    space_.wait(lock, [this] { return jobs_.size() < capacity_ || stopping_; });
-    jobs_.push_back(std::move(fn));
-    ready_.notify_one();
-  }
-  // Finishes every queued and running request, then joins: a graceful stop.
-  void shutdown() override {
-    {
-      const std::lock_guard lock(mutex_);
-      if (stopping_ && workers_.empty()) return;
-      stopping_ = true;
-    }
-    ready_.notify_all();
-    space_.notify_all();
-    for (auto& w : workers_) w.join();
-    workers_.clear();
-  }
-
- private:
-  void work() {
-    for (;;) {
-      std::function<void()> job;
-      {
-        std::unique_lock lock(mutex_);
-        ready_.wait(lock, [this] { return !jobs_.empty() || stopping_; });
-        if (jobs_.empty()) return;
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      space_.notify_one();
-      job();
-    }
-  }
-
-  std::size_t capacity_;
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::condition_variable space_;
-  std::deque<std::function<void()>> jobs_;
-  std::vector<std::thread> workers_;
-  bool stopping_ = false;
-};
 
 struct RecentProbe {
   std::int64_t when = 0;
@@ -200,31 +138,22 @@ class Exporter {
       log_.error(listen.error().message);
       return kExitUsage;
     }
+    http::ServerOptions http_options;
+    http_options.workers = options_.max_concurrent_probes + kSpareThreads;
     if (web_.tls) {
-      server_ = std::make_unique<httplib::SSLServer>(
-          web_.cert_file.c_str(), web_.key_file.c_str(),
-          web_.client_ca_file.empty() ? nullptr : web_.client_ca_file.c_str());
-      if (!server_->is_valid()) {
-        log_.error("web config: cannot load the listener's certificate or key");
+      auto tls = listener_tls(web_);
+      if (!tls) {
+        log_.error(tls.error().message);
         return kExitUsage;
       }
-    } else {
-      server_ = std::make_unique<httplib::Server>();
+      tls_.reset(*tls);
+      http_options.tls = tls_.get();
     }
-    const std::size_t threads = options_.max_concurrent_probes + kSpareThreads;
-    server_->new_task_queue = [threads] { return new BoundedPool(threads, threads * 2); };
-    server_->set_payload_max_length(kMaxPayload);
-    server_->set_read_timeout(kReadTimeoutSeconds);
-    server_->set_keep_alive_max_count(100);
-    // httplib writes a response's head and body in separate sends: with Nagle's algorithm on,
-    // the body of a keep-alive answer waits for the client's delayed ACK (about 40 ms).
-    server_->set_tcp_nodelay(true);
-    install_routes();
-    if (!server_->bind_to_port(listen->first, listen->second)) {
-      log_.error("cannot listen on " + options_.listen + ": " + std::strerror(errno));
+    server_ = std::make_unique<http::Server>(http_options);
+    if (auto bound = server_->bind(listen->first, listen->second); !bound) {
+      log_.error("cannot listen on " + options_.listen + ": " + bound.error().message);
       return kExitNetwork;
     }
-    widen_backlog(listen->second);
     log_.info("listening", {{"address", options_.listen},
                             {"config", config()->path},
                             {"modules", std::to_string(config()->modules.size())},
@@ -233,40 +162,55 @@ class Exporter {
     warn_without_allow_list(*config());
     std::thread signals([this] { handle_signals(); });
     notify_systemd("READY=1");
-    const bool ok = server_->listen_after_bind();
-    listen_returned_.store(true);
+    server_->run([this](const http::Request& req) { return route(req); },
+                 [this](const http::Request* req, int status) {
+                   metrics_.request(req != nullptr ? req->path : std::string(), status);
+                 });
     stop_signals_.store(true);
     pthread_kill(signals.native_handle(), SIGUSR1);
     signals.join();
     log_.info("stopped", {});
-    return ok || stopping_.load() ? kExitOk : kExitNetwork;
+    return kExitOk;
   }
 
  private:
+  struct FreeContext {
+    void operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
+  };
+
+  // The listener's TLS: the web config's certificate chain and key, and with client_ca_file a
+  // client certificate that chains to it is required. TLS 1.2 and later.
+  static Result<SSL_CTX*> listener_tls(const WebConfig& web) {
+    std::unique_ptr<SSL_CTX, FreeContext> ctx(SSL_CTX_new(TLS_server_method()));
+    const auto failed = [](const std::string& what) {
+      ERR_clear_error();
+      return fail(Errc::invalid_argument, "web config: " + what);
+    };
+    if (!ctx) return failed("cannot make a TLS context");
+    (void)SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx.get(), SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+    SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE |
+                                    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+    if (SSL_CTX_use_certificate_chain_file(ctx.get(), web.cert_file.c_str()) != 1 ||
+        SSL_CTX_use_PrivateKey_file(ctx.get(), web.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(ctx.get()) != 1) {
+      return failed("cannot load the listener's certificate or key");
+    }
+    if (!web.client_ca_file.empty()) {
+      if (SSL_CTX_load_verify_locations(ctx.get(), web.client_ca_file.c_str(), nullptr) != 1) {
+        return failed("cannot load client_ca_file " + web.client_ca_file);
+      }
+      if (STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(web.client_ca_file.c_str())) {
+        SSL_CTX_set_client_CA_list(ctx.get(), names);
+      }
+      SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    }
+    return ctx.release();
+  }
+
   std::shared_ptr<const Config> config() const {
     const std::lock_guard lock(config_mutex_);
     return config_;
-  }
-
-  // cpp-httplib listens with a backlog of 5, compiled into Debian's shared library: a burst of
-  // scrapes (Prometheus starts every target's scrape at once after a restart) would have its
-  // connections dropped and retried a second later. listen() again on the listening socket only
-  // changes its backlog; the socket is the one bound to our port that accepts connections.
-  static void widen_backlog(int port) {
-    for (int fd = 0; fd < 1024; ++fd) {
-      int accepting = 0;
-      socklen_t len = sizeof(accepting);
-      if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || accepting == 0) {
-        continue;
-      }
-      sockaddr_storage addr{};
-      socklen_t addr_len = sizeof(addr);
-      if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0) continue;
-      const auto bound_port = addr.ss_family == AF_INET6
-                                  ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
-                                  : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-      if (bound_port == port) (void)::listen(fd, SOMAXCONN);
-    }
   }
 
   void warn_without_allow_list(const Config& c) {
@@ -295,13 +239,6 @@ class Exporter {
       } else if (sig == SIGTERM || sig == SIGINT) {
         log_.info("stopping: finishing the probes in flight", {{"signal", strsignal(sig)}});
         notify_systemd("STOPPING=1");
-        stopping_.store(true);
-        // cpp-httplib's stop() does nothing until listen_after_bind() has started its loop: a
-        // SIGTERM right after READY=1 (systemctl stop just after start) was lost, and the
-        // exporter never stopped.
-        while (!server_->is_running() && !listen_returned_.load()) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
         server_->stop();
       }
     }
@@ -328,80 +265,86 @@ class Exporter {
     return {};
   }
 
-  bool authorized(const httplib::Request& req, httplib::Response& res) {
-    if (web_.users.empty()) return true;
-    if (check_basic_auth(web_, req.get_header_value("Authorization"))) return true;
-    res.status = 401;
-    res.set_header("WWW-Authenticate", "Basic realm=\"getcert\"");
-    res.set_content("Unauthorized\n", "text/plain");
-    return false;
-  }
-
-  void install_routes() {
-    // Every answer is counted once, where it is written: routed ones, 401s, and what no route
-    // takes (404, and 400 for a request that does not parse), under handler="other".
-    server_->set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-      metrics_.request(req.path, res.status);
-    });
-    server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (authorized(req, res)) return httplib::Server::HandlerResponse::Unhandled;
-      return httplib::Server::HandlerResponse::Handled;
-    });
-    server_->Get("/probe",
-                 [this](const httplib::Request& req, httplib::Response& res) { probe(req, res); });
-    server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(metrics_.text(in_flight_.load()), kExposition);
-    });
-    server_->Get("/", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(home_page(), "text/html; charset=utf-8");
-    });
-    server_->Post("/-/reload", [this](const httplib::Request&, httplib::Response& res) {
+  // One answer per request, on a worker thread. Authentication comes first, for every path.
+  http::Response route(const http::Request& req) {
+    if (auth_.enabled()) {
+      const std::string* authorization = req.header("authorization");
+      if (authorization == nullptr || !auth_.check(*authorization)) {
+        return {401,
+                "text/plain; charset=utf-8",
+                "Unauthorized\n",
+                {{"WWW-Authenticate", "Basic realm=\"getcert\""}}};
+      }
+    }
+    const bool get = req.method == "GET" || req.method == "HEAD";
+    const auto allowed = [](const char* methods) {
+      return http::Response{
+          405, "text/plain; charset=utf-8", "Method Not Allowed\n", {{"Allow", methods}}};
+    };
+    if (req.path == "/probe") return get ? probe(req) : allowed("GET, HEAD");
+    if (req.path == "/metrics") {
+      return get ? http::Response{200, kExposition, metrics_.text(in_flight_.load()), {}}
+                 : allowed("GET, HEAD");
+    }
+    if (req.path == "/") {
+      return get ? http::Response{200, "text/html; charset=utf-8", home_page(), {}}
+                 : allowed("GET, HEAD");
+    }
+    if (req.path == "/-/healthy") {
+      return get ? http::Response{200, "text/plain; charset=utf-8", "Healthy\n", {}}
+                 : allowed("GET, HEAD");
+    }
+    if (req.path == "/-/reload") {
+      if (req.method != "POST" && req.method != "PUT") return allowed("POST, PUT");
+      // Each reload re-reads every key store (up to 10 M KDF iterations each): like
+      // Prometheus's, the endpoint is off unless the operator turns it on.
+      if (!options_.enable_lifecycle) {
+        return {403,
+                "text/plain; charset=utf-8",
+                "the lifecycle API is off: start getcert serve with --web.enable-lifecycle "
+                "(SIGHUP reloads either way)\n",
+                {}};
+      }
       auto ok = reload("POST /-/reload");
-      res.status = ok ? 200 : 500;
-      res.set_content(
-          ok ? "config reloaded\n"
-             : "reload failed, keeping the running config: " + ok.error().message + "\n",
-          "text/plain; charset=utf-8");
-    });
-    server_->Get("/-/healthy", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content("Healthy\n", "text/plain");
-    });
+      return {ok ? 200 : 500,
+              "text/plain; charset=utf-8",
+              ok ? "config reloaded\n"
+                 : "reload failed, keeping the running config: " + ok.error().message + "\n",
+              {}};
+    }
+    return {404, "text/plain; charset=utf-8", "Not Found\n", {}};
   }
 
-  void probe(const httplib::Request& req, httplib::Response& res) {
+  http::Response probe(const http::Request& req) {
+    const auto text = [](int status, std::string body) {
+      return http::Response{status, "text/plain; charset=utf-8", std::move(body), {}};
+    };
     const auto cfg = config();
-    const std::string target = req.get_param_value("target");
-    const std::string module_name =
-        req.has_param("module") ? req.get_param_value("module") : std::string("default");
+    const std::string* target_param = req.param("target");
+    const std::string target = target_param != nullptr ? *target_param : std::string();
+    const std::string* module_param = req.param("module");
+    const std::string module_name = module_param != nullptr ? *module_param : "default";
     const auto module = cfg->modules.find(module_name);
     if (module == cfg->modules.end()) {
-      res.status = 400;
-      res.set_content("unknown module " + quote_untrusted(module_name) + "\n", "text/plain");
-      return;
+      return text(400, "unknown module " + quote_untrusted(module_name) + "\n");
     }
     if (auto refused = check_allowed(target, module->second, cfg->allow)) {
-      res.status = refused->http_status;
-      res.set_content(refused->message + "\n", "text/plain");
       log_.warn("probe refused: " + refused->message,
                 {{"target", target}, {"module", module_name}});
-      return;
+      return text(refused->http_status, refused->message + "\n");
     }
     std::optional<double> scrape_timeout;
-    if (req.has_header("X-Prometheus-Scrape-Timeout-Seconds")) {
-      const std::string value = req.get_header_value("X-Prometheus-Scrape-Timeout-Seconds");
+    if (const std::string* value = req.header("x-prometheus-scrape-timeout-seconds")) {
       char* end = nullptr;
-      const double seconds = std::strtod(value.c_str(), &end);
-      if (end != value.c_str() && *end == '\0') scrape_timeout = seconds;
+      const double seconds = std::strtod(value->c_str(), &end);
+      if (end != value->c_str() && *end == '\0') scrape_timeout = seconds;
     }
     // The bound: a slot is taken before any work, and given back whatever happens.
     if (in_flight_.fetch_add(1) >= options_.max_concurrent_probes) {
       in_flight_.fetch_sub(1);
       metrics_.rejected();
-      res.status = 503;
-      res.set_content("too many probes in flight (--max-concurrent-probes " +
-                          std::to_string(options_.max_concurrent_probes) + ")\n",
-                      "text/plain");
-      return;
+      return text(503, "too many probes in flight (--max-concurrent-probes " +
+                           std::to_string(options_.max_concurrent_probes) + ")\n");
     }
     struct Slot {
       std::atomic<std::size_t>& n;
@@ -409,7 +352,6 @@ class Exporter {
     } slot{in_flight_};
     const auto timeout = probe_timeout(module->second, scrape_timeout);
     const ProbeOutcome outcome = run_probe(target, module->second, timeout, &cfg->allow);
-    res.set_content(render_probe_metrics(outcome), kExposition);
     const double seconds = static_cast<double>(outcome.duration.count()) / 1e6;
     metrics_.probe(module_name, outcome.success, seconds);
     remember({std::time(nullptr), module_name, target, outcome.success, outcome.reason, seconds});
@@ -418,6 +360,7 @@ class Exporter {
                         {"success", outcome.success ? "true" : "false"},
                         {"reason", outcome.reason},
                         {"duration_seconds", std::to_string(seconds)}});
+    return {200, kExposition, render_probe_metrics(outcome), {}};
   }
 
   void remember(RecentProbe probe) {
@@ -453,9 +396,9 @@ class Exporter {
               html_escape(p.module) + "</td><td class=\"target\">" + html_escape(p.target) +
               "</td><td class=\"result\">" + (p.success ? "Success" : "Failure") +
               "</td><td class=\"reason\">" + html_escape(p.reason) + "</td><td>" +
-              std::to_string(p.seconds) + "</td><td><a href=\"/probe?target=" +
-              html_escape(httplib::detail::encode_query_param(p.target)) +
-              "&amp;module=" + html_escape(httplib::detail::encode_query_param(p.module)) +
+              std::to_string(p.seconds) +
+              "</td><td><a href=\"/probe?target=" + html_escape(http::percent_encode(p.target)) +
+              "&amp;module=" + html_escape(http::percent_encode(p.module)) +
               "\">probe again</a></td></tr>\n";
     }
     page += "</table>\n</body></html>\n";
@@ -467,11 +410,11 @@ class Exporter {
   mutable std::mutex config_mutex_;
   std::shared_ptr<const Config> config_;
   WebConfig web_;
-  std::unique_ptr<httplib::Server> server_;
+  BasicAuth auth_{web_};
+  std::unique_ptr<SSL_CTX, FreeContext> tls_;
+  std::unique_ptr<http::Server> server_;
   std::atomic<std::size_t> in_flight_{0};
-  std::atomic<bool> stopping_{false};
   std::atomic<bool> stop_signals_{false};
-  std::atomic<bool> listen_returned_{false};  // listen_after_bind() is over
   SelfMetrics metrics_;
   std::mutex recent_mutex_;
   std::deque<RecentProbe> recent_;

@@ -121,24 +121,98 @@ Result<WebConfig> load_web_config(const std::string& path) {
   return web;
 }
 
-bool check_basic_auth(const WebConfig& web, const std::string& authorization) {
-  const std::string prefix = "Basic ";
-  if (authorization.rfind(prefix, 0) != 0) return false;
-  std::string pair = decode_base64(authorization.substr(prefix.size()));
-  const auto colon = pair.find(':');
-  if (colon == std::string::npos) return false;
-  const auto user = web.users.find(pair.substr(0, colon));
-  if (user == web.users.end()) return false;
-  const std::string password = pair.substr(colon + 1);
-  OPENSSL_cleanse(pair.data(), pair.size());
+namespace {
+
+// Whether `password` hashes to `hash` (crypt(3)), compared in constant time.
+bool password_matches(const std::string& password, const std::string& hash) {
   // crypt_data is large (tens of KiB): on the heap, one per check, as threads check at once.
   auto data = std::make_unique<crypt_data>();
-  const char* hashed = crypt_r(password.c_str(), user->second.c_str(), data.get());
-  const std::string& want = user->second;
-  const bool ok = hashed != nullptr && std::string(hashed).size() == want.size() &&
-                  CRYPTO_memcmp(hashed, want.data(), want.size()) == 0;
+  const char* hashed = crypt_r(password.c_str(), hash.c_str(), data.get());
+  const bool ok = hashed != nullptr && std::string(hashed).size() == hash.size() &&
+                  CRYPTO_memcmp(hashed, hash.data(), hash.size()) == 0;
   OPENSSL_cleanse(data.get(), sizeof(crypt_data));
   return ok;
+}
+
+// "user" and "password" of a Basic Authorization header; nullopt when it is not one.
+std::optional<std::pair<std::string, std::string>> basic_credentials(
+    const std::string& authorization) {
+  const std::string prefix = "Basic ";
+  if (authorization.rfind(prefix, 0) != 0) return std::nullopt;
+  std::string pair = decode_base64(authorization.substr(prefix.size()));
+  const auto colon = pair.find(':');
+  if (colon == std::string::npos) {
+    OPENSSL_cleanse(pair.data(), pair.size());
+    return std::nullopt;
+  }
+  auto out = std::make_pair(pair.substr(0, colon), pair.substr(colon + 1));
+  OPENSSL_cleanse(pair.data(), pair.size());
+  return out;
+}
+
+}  // namespace
+
+BasicAuth::BasicAuth(const WebConfig& web, std::chrono::seconds ttl)
+    : users_(web.users), ttl_(ttl) {
+  // The dummy has the salt and cost of the costliest configured hash and a digest no password
+  // gives (bcrypt's alphabet, but not what crypt computes for that salt): an unknown user's
+  // check takes as long as a known user's wrong password.
+  for (const auto& [name, hash] : users_) {
+    if (dummy_hash_.empty() ||
+        bcrypt_cost(hash).value_or(0) > bcrypt_cost(dummy_hash_).value_or(0)) {
+      dummy_hash_ = hash;
+    }
+  }
+  if (dummy_hash_.size() > 29) {
+    dummy_hash_.replace(29, std::string::npos, std::string(dummy_hash_.size() - 29, '.'));
+  }
+}
+
+bool BasicAuth::check(const std::string& authorization) {
+  if (users_.empty()) return true;
+  auto credentials = basic_credentials(authorization);
+  if (!credentials) return false;
+  const auto user = users_.find(credentials->first);
+  const std::string& hash = user != users_.end() ? user->second : dummy_hash_;
+
+  // The cache key: SHA-256 of user, hash and password, so that a changed hash (a reload makes
+  // a new BasicAuth anyway) or password never hits.
+  std::string material = credentials->first + '\0' + hash + '\0' + credentials->second;
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_len = 0;
+  const bool hashed =
+      EVP_Digest(material.data(), material.size(), digest, &digest_len, EVP_sha256(), nullptr) == 1;
+  OPENSSL_cleanse(material.data(), material.size());
+  const std::string key(reinterpret_cast<const char*>(digest), hashed ? digest_len : 0);
+  const auto now = std::chrono::steady_clock::now();
+  if (hashed && user != users_.end()) {
+    const std::lock_guard lock(mutex_);
+    const auto it = ok_until_.find(key);
+    if (it != ok_until_.end() && it->second > now) {
+      OPENSSL_cleanse(credentials->second.data(), credentials->second.size());
+      return true;
+    }
+  }
+  const bool ok = password_matches(credentials->second, hash) && user != users_.end();
+  OPENSSL_cleanse(credentials->second.data(), credentials->second.size());
+  if (ok && hashed) {
+    const std::lock_guard lock(mutex_);
+    // Bounded: a flood of distinct good credentials (there are few users) cannot grow it.
+    constexpr std::size_t kMaxCached = 1024;
+    if (ok_until_.size() >= kMaxCached) {
+      for (auto it = ok_until_.begin(); it != ok_until_.end();) {
+        it = it->second <= now ? ok_until_.erase(it) : std::next(it);
+      }
+      if (ok_until_.size() >= kMaxCached) ok_until_.clear();
+    }
+    ok_until_[key] = now + ttl_;
+  }
+  return ok;
+}
+
+std::size_t BasicAuth::cached() const {
+  const std::lock_guard lock(mutex_);
+  return ok_until_.size();
 }
 
 }  // namespace getcert::cli::exporter
