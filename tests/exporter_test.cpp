@@ -4,8 +4,10 @@
 // certificate files and key stores on disk, and a stalled peer.
 
 #include <httplib.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -1351,4 +1353,100 @@ TEST_CASE("bad query strings, oversized requests and slow clients are turned awa
   const auto metrics = c.Get("/metrics");
   REQUIRE(metrics);
   CHECK(metrics->status == 200);
+}
+
+namespace {
+
+// A loopback TCP client socket connected to `port` (blocking), or -1.
+int connect_loopback(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool send_text(int fd, const std::string& text) {
+  return ::send(fd, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
+}
+
+// Reads one answer's head and its Content-Length body (the exporter always sends one).
+bool read_one_answer(int fd) {
+  std::string in;
+  char buf[4096];
+  for (;;) {
+    const auto head_end = in.find("\r\n\r\n");
+    if (head_end != std::string::npos) {
+      const auto at = in.find("Content-Length: ");
+      const std::size_t length =
+          at == std::string::npos ? 0
+                                  : std::stoul(in.substr(at + 16, in.find("\r\n", at) - at - 16));
+      if (in.size() >= head_end + 4 + length) return in.rfind("HTTP/1.1 200", 0) == 0;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 30000) <= 0) return false;
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) return false;
+    in.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "probes keep answering with 1,000 dripping clients and 10,000 idle keep-alive connections",
+    "[exporter][load]") {
+  REQUIRE_TOOL(have_openssl(), "openssl");
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = limit.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &limit);
+  if (limit.rlim_cur < 12000) GETCERT_SKIP("fewer than 12,000 descriptors may be opened here");
+  TempDir dir;
+  auto valid = start_openssl_server(pki_chain("rsa"));
+  const std::string target = "localhost:" + std::to_string(valid.port());
+  Exporter exporter(tls_config(dir));
+
+  // 10,000 keep-alive connections, each answered once and then left idle.
+  std::vector<int> fds;
+  struct CloseAll {
+    std::vector<int>& fds;
+    ~CloseAll() {
+      for (const int fd : fds) ::close(fd);
+    }
+  } close_all{fds};
+  for (int i = 0; i < 10000; ++i) {
+    const int fd = connect_loopback(exporter.port());
+    REQUIRE(fd >= 0);
+    fds.push_back(fd);
+    REQUIRE(send_text(fd, "GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n"));
+    REQUIRE(read_one_answer(fd));
+  }
+  // 1,000 clients that send half a request, then one more byte now and then: a server with
+  // a per-read() timeout (cpp-httplib's, before) keeps each on a worker thread for good.
+  std::vector<int> slow;
+  for (int i = 0; i < 1000; ++i) {
+    const int fd = connect_loopback(exporter.port());
+    REQUIRE(fd >= 0);
+    fds.push_back(fd);
+    slow.push_back(fd);
+    (void)send_text(fd, "GET /probe?target=half HTTP/1.1\r\nHost: x\r\n");
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (const int fd : slow) (void)send_text(fd, "X");
+    const auto [status, body] = exporter.probe(target, "tls");
+    CHECK(status == 200);
+    CHECK(sample(body, R"(getcert_probe_success\{reason="ok"\})") == 1.0);
+  }
+  // The idle connections are still served.
+  for (std::size_t i = 0; i < 10000; i += 2500) {
+    REQUIRE(send_text(fds[i], "GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n"));
+    CHECK(read_one_answer(fds[i]));
+  }
 }
