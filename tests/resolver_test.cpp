@@ -168,7 +168,10 @@ TEST_CASE("resolver: a server that drops every query costs the deadline, no more
   CHECK_THAT(r.error().message,
              Contains("(no answer from the DNS server at " + resolver_of(dns) + ")"));
   CHECK(took >= 1400ms);
-  CHECK(took < 2500ms);  // the deadline and a generous margin for a loaded machine
+  // Not a bound on speed: a lookup that ignored its deadline would run c-ares's four tries
+  // (15/8 of the budget, then more with a second round) or hang; a loaded machine (2 cores,
+  // sanitizers, the suite beside it) may add seconds of scheduling to a correct one.
+  CHECK(took < 10s);
 }
 
 TEST_CASE("resolver: a garbled answer is an error, not a hang", "[fetch]") {
@@ -181,7 +184,7 @@ TEST_CASE("resolver: a garbled answer is an error, not a hang", "[fetch]") {
   CHECK(r.error().code == Errc::resolve_failed);
   CHECK(r.error().message == "cannot resolve 'a.test': the DNS server at " + resolver_of(dns) +
                                  " sent a malformed answer");
-  CHECK(took < 3s);
+  CHECK(took < 10s);  // a hang would never end; the margin is for a loaded machine
 }
 
 TEST_CASE("resolver: a slow answer counts if it beats the deadline, else it is a timeout",
@@ -201,7 +204,35 @@ TEST_CASE("resolver: a slow answer counts if it beats the deadline, else it is a
     REQUIRE_FALSE(r);
     CHECK(r.error().code == Errc::timeout);
     CHECK_THAT(r.error().message, StartsWith("resolving 'a.test' timed out after "));
-    CHECK(took < 1300ms);
+    // The answer comes at 0.7 s; a deadline not held would return it (a success): the error
+    // above is the check. This bound only catches a hang, with room for a loaded machine.
+    CHECK(took < 10s);
+  }
+}
+
+TEST_CASE("resolver: an answer retried over TCP is waited for until the deadline", "[fetch]") {
+  // many.test's answer does not fit a UDP reply (TC set), so it is asked again over TCP. c-ares
+  // does not retry a TCP query that timed out: the lookup ended after its first short wait
+  // (0.6 s of a 5 s budget) although the server would have answered.
+  SECTION("a TCP answer after 1.5 s, deadline 5 s: resolved") {
+    auto dns = start_dns("tcpslow:1500");
+    const auto r = dial("many.test", dns, 5s);
+    REQUIRE_FALSE(r);
+    INFO(r.error().message);
+    CHECK(r.error().code == Errc::connect_failed);  // resolved; the port is closed
+    CHECK_THAT(r.error().message, Contains("127.1.1.1"));
+  }
+  SECTION("no TCP answer at all, deadline 2 s: a timeout that took the deadline") {
+    auto dns = start_dns("tcpdrop");
+    const auto r = dial("many.test", dns, 2s);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::timeout);
+    std::smatch waited;
+    const std::string message = r.error().message;
+    REQUIRE(std::regex_search(message, waited, std::regex("after ([0-9]+) (ms|s) ")));
+    const auto named = std::chrono::milliseconds(std::stoll(waited[1].str()) *
+                                                 (waited[2].str() == "s" ? 1000 : 1));
+    CHECK(named >= 1900ms);
   }
 }
 
@@ -253,9 +284,10 @@ TEST_CASE("resolver: 10,000 lookups that time out leave no thread and no descrip
   INFO(other_error);
   CHECK(stats.completed == kLookups);
   CHECK(timeouts == kLookups);
-  // Each lookup ends by its 100 ms deadline; the margin is for a loaded machine (2 cores, 100
-  // workers at once, sanitizers), not a bound on speed. A lookup that hung would never end.
-  CHECK(longest < 3s);
+  // Each lookup ends by its 100 ms deadline (every result is a timeout, above); this bound
+  // catches a lookup that hung, which would never end. 100 workers on 2 loaded cores under
+  // sanitizers wait seconds for a core at times (3.4 s was seen), so it is no bound on speed.
+  CHECK(longest < 15s);
   // The pool's workers, the watcher, and nothing per lookup.
   INFO("threads before: " << threads_before << ", most during the run: " << most_threads.load());
   CHECK(most_threads.load() <= threads_before + kConcurrency + 2);

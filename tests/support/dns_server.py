@@ -8,6 +8,9 @@ message), prints "ready", and serves forever. MODE says how it behaves:
   drop      reads every query and never answers
   junk      answers with the query's ID and question, then an answer record cut short
   slow:MS   answers as `answer` does, MS milliseconds later
+  tcpslow:MS  answers at once over UDP, and over TCP (the truncated answers' retry) MS
+            milliseconds later
+  tcpdrop   answers at once over UDP, and never over TCP
 The zone (any other name is NXDOMAIN, RCODE 3):
   a.test        A 127.0.0.1
   both.test     AAAA ::1, A 127.0.0.1
@@ -125,8 +128,10 @@ def reply_to(mode, query):
     return answer(query)
 
 
-def delay_of(mode):
-    return int(mode.split(":", 1)[1]) / 1000 if mode.startswith("slow:") else 0
+def delay_of(mode, tcp=False):
+    if mode.startswith("slow:") or (tcp and mode.startswith("tcpslow:")):
+        return int(mode.split(":", 1)[1]) / 1000
+    return 0
 
 
 def serve_udp(sock, mode):
@@ -148,12 +153,12 @@ def serve_udp(sock, mode):
 
 
 def serve_tcp_client(conn, mode):
-    delay = delay_of(mode)
+    delay = delay_of(mode, tcp=True)
     try:
         while True:
             (length,) = struct.unpack("!H", recv_exactly(conn, 2))
             reply = reply_to(mode, recv_exactly(conn, length))
-            if reply is None:
+            if reply is None or mode == "tcpdrop":
                 continue
             if delay:
                 threading.Event().wait(delay)

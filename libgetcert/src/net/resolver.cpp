@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -67,11 +68,18 @@ std::chrono::milliseconds first_try_wait(std::chrono::milliseconds budget) {
 }
 constexpr int kTries = 4;
 
-Result<internal::AresChannelPtr> init_channel(std::chrono::milliseconds budget, int flags) {
+// How long c-ares waits for each try, and how many it makes.
+struct Tries {
+  std::chrono::milliseconds wait;
+  int count;
+};
+
+Result<internal::AresChannelPtr> init_channel(Tries tries, int flags) {
   if (!library_ready()) return fail(Errc::internal, "cannot initialise c-ares");
   ares_options options{};
-  options.timeout = static_cast<int>(first_try_wait(budget).count());
-  options.tries = kTries;
+  options.timeout = static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(
+      tries.wait.count(), 1, std::numeric_limits<int>::max()));
+  options.tries = tries.count;
   options.flags = flags;
   ares_channel raw = nullptr;
   // Reads /etc/resolv.conf (servers, search domains, ndots) and the lookup order (files first).
@@ -94,14 +102,13 @@ std::size_t server_count(ares_channel channel) {
   return n;
 }
 
-Result<internal::AresChannelPtr> open_channel(const std::optional<DnsServer>& server,
-                                              std::chrono::milliseconds budget) {
+Result<internal::AresChannelPtr> open_channel(const std::optional<DnsServer>& server, Tries tries) {
   // c-ares answers a SERVFAIL or REFUSED by asking the next server, and with no other server
   // left it reports "connection refused" once its tries are spent: with a single server, the
   // answer itself (ARES_FLAG_NOCHECKRESP) is the truer and faster result.
-  auto channel = init_channel(budget, server ? ARES_FLAG_NOCHECKRESP : 0);
+  auto channel = init_channel(tries, server ? ARES_FLAG_NOCHECKRESP : 0);
   if (channel && !server && server_count(channel->get()) <= 1) {
-    channel = init_channel(budget, ARES_FLAG_NOCHECKRESP);
+    channel = init_channel(tries, ARES_FLAG_NOCHECKRESP);
   }
   if (!channel || !server) return channel;
   ares_addr_port_node node{};
@@ -341,28 +348,42 @@ Result<std::vector<ResolvedAddress>> resolve_host(const std::string& host, std::
   if (is_ip_literal(host)) return numeric_host(host, port);
   const auto started = Clock::now();
   const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - started);
-  // Declared before the channel, so it outlives ares_destroy(), which calls back with
-  // ARES_EDESTRUCTION for a lookup still running.
-  Outcome outcome;
-  std::string key = ChannelPool::key_of(server, budget);
-  internal::AresChannelPtr channel = channel_pool().take(key);
-  if (!channel) {
-    GETCERT_TRY_ASSIGN(auto opened, open_channel(server, budget));
-    channel = std::move(opened);
-  }
   ares_addrinfo_hints hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = ARES_AI_NUMERICSERV;
   const std::string service = std::to_string(port);
-  ares_getaddrinfo(channel.get(), host.c_str(), service.c_str(), &hints, on_addrinfo, &outcome);
-  const bool answered = drive(channel.get(), outcome, deadline);
-  // Nothing of a lookup outlives this call: a finished channel is kept with its sockets closed;
-  // an unfinished one is destroyed, which ends its query and closes its sockets now.
-  if (answered) {
-    channel_pool().keep(std::move(channel), std::move(key));
-  } else {
-    channel.reset();
+  // Declared before the channel, so it outlives ares_destroy(), which calls back with
+  // ARES_EDESTRUCTION for a lookup still running.
+  Outcome outcome;
+  bool answered = false;
+  // The first round retries lost datagrams quickly (first_try_wait). c-ares may still give up
+  // before the deadline: an answer too large for UDP is asked again over TCP, and c-ares does
+  // not retry a TCP query that timed out, so a server slow over TCP ended the lookup after one
+  // short wait (605 ms of a 5 s budget). A second round then waits for whatever is left.
+  for (int round = 0; round < 2; ++round) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (round == 1 && left < std::chrono::milliseconds(50)) break;
+    const Tries tries = round == 0 ? Tries{first_try_wait(budget), kTries} : Tries{left, 1};
+    std::string key = round == 0 ? ChannelPool::key_of(server, budget) : std::string();
+    internal::AresChannelPtr channel = round == 0 ? channel_pool().take(key) : nullptr;
+    if (!channel) {
+      GETCERT_TRY_ASSIGN(auto opened, open_channel(server, tries));
+      channel = std::move(opened);
+    }
+    outcome = Outcome{};
+    ares_getaddrinfo(channel.get(), host.c_str(), service.c_str(), &hints, on_addrinfo, &outcome);
+    answered = drive(channel.get(), outcome, deadline);
+    // Nothing of a lookup outlives this call: a finished channel of the first round is kept
+    // with its sockets closed; an unfinished one (or a second round's, made for one budget) is
+    // destroyed, which ends its query and closes its sockets now.
+    if (answered && round == 0) {
+      channel_pool().keep(std::move(channel), std::move(key));
+    } else {
+      channel.reset();
+    }
+    if (!answered || outcome.status != ARES_ETIMEOUT) break;
   }
   if (!answered || outcome.status == ARES_ETIMEOUT) {
     // The time really waited: c-ares may give up on its own before the deadline.
