@@ -41,7 +41,7 @@ LocalServer start_dns(const std::string& mode) {
       [&](std::uint16_t port) {
         return std::vector<std::string>{"python3", GETCERT_DNS_SERVER, std::to_string(port), mode};
       },
-      "the DNS server (" + mode + ")");
+      "the DNS server (" + mode + ")", std::chrono::seconds(15));
 }
 
 std::string resolver_of(const LocalServer& dns) { return "127.0.0.1:" + std::to_string(dns.port); }
