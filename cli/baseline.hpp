@@ -5,11 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "getcert/error.hpp"
@@ -64,6 +65,13 @@ class Baseline {
   static constexpr std::uint64_t kMaxBytes = std::uint64_t{4} << 30;
   static constexpr std::size_t kMaxEntries = 1000000;
   static constexpr std::size_t kMaxLineBytes = std::size_t{16} << 20;
+  // What one line may hold for getcert to read it (a line of `getcert -o json` is far below
+  // each): JSON nesting, certificates in presented_chain, names in each SAN list of the leaf.
+  // Only the fields the change classes compare are kept while a line is parsed, so a 16 MiB
+  // line costs the line and a few KiB, whatever it holds.
+  static constexpr std::size_t kMaxNesting = 32;
+  static constexpr std::size_t kMaxChainLength = 64;
+  static constexpr std::size_t kMaxNamesPerKind = 10000;
 
   Baseline(Baseline&& other) noexcept;
   Baseline& operator=(Baseline&& other) noexcept;
@@ -79,19 +87,29 @@ class Baseline {
   void note_in_run(const std::string& input);
   // What changed for one result of this run. Thread-safe.
   Change classify(const ManyResult& result);
-  // The entries no target matched (by input or by certificate), in baseline order.
-  std::vector<GoneEntry> gone() const;
+  // Calls `visit` with each entry no target matched (by input or by certificate), in baseline
+  // order.
+  void for_each_gone(const std::function<void(const GoneEntry&)>& visit) const;
 
   struct Entry;  // one usable line (defined in baseline.cpp)
 
  private:
   Baseline();
 
-  std::vector<Entry> entries_;
-  std::unordered_map<std::string, std::size_t> by_input_;
-  // Leaf SPKI pin + leaf TBS hash (leaf fingerprint for entries of a baseline older than
-  // tbs_sha256) -> entries serving that certificate, in baseline order.
-  std::unordered_map<std::string, std::vector<std::size_t>> by_certificate_;
+  struct Keyed {
+    std::uint64_t key;
+    std::uint32_t entry;
+    bool operator<(const Keyed& o) const { return key != o.key ? key < o.key : entry < o.entry; }
+  };
+  // Indices into entries_ at 16 bytes an entry, sorted by key: a hash of the input, and a hash
+  // of the leaf's SPKI pin + TBS hash (its fingerprint for entries of a baseline older than
+  // tbs_sha256). A hit is confirmed against the entry itself.
+  const Entry* find_input(const std::string& input) const;
+  void build_indices();
+  std::deque<Entry> entries_;  // a deque: no reallocation that doubles the peak while loading
+  std::vector<Keyed> by_input_;
+  std::vector<Keyed> by_certificate_;
+  std::size_t usable_ = 0;
   std::vector<BaselineProblem> problems_;
   std::unique_ptr<std::mutex> mutex_;
 };

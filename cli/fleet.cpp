@@ -707,14 +707,14 @@ int run_fleet(Terminal& term, const GlobalOptions& global, const FleetRun& run) 
   // Gone: only once the whole list was tried; after Ctrl-C, a failed stdout or an unreadable
   // list, an entry not matched may just not have been reached.
   if (baseline && !InterruptHandler::interrupted() && !output_lost.load() && !list->error()) {
-    for (const auto& gone : baseline->gone()) {
+    baseline->for_each_gone([&](const GoneEntry& gone) {
       ++tally.changes[static_cast<std::size_t>(ChangeKind::gone)];
       if (run.output == FleetOutput::prometheus) {
         prometheus.add_gone(gone);
       } else if (run.render_gone) {
         run.render_gone(term, gone);
       }
-    }
+    });
     term.out.flush();
   }
 

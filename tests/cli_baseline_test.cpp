@@ -410,3 +410,52 @@ TEST_CASE("a missing, empty or useless baseline stops the run before any fetch",
   CHECK(pem.exit_code == kExitUsage);
   CHECK_THAT(pem.err, Contains("--baseline reports changes in -o json, -o csv or -o prometheus"));
 }
+
+TEST_CASE("hostile baseline lines cost their own bytes: nesting, chains and name lists are bounded",
+          "[cli][fleet]") {
+  const TempDir dir;
+  const std::string target = "127.0.0.1:" + std::to_string(closed_port());
+  const std::string leaf_fields = R"("sha256":")" + std::string(64, 'A') + R"(","spki_sha256":")" +
+                                  std::string(43, 'B') + R"(=","issuer":"CN=ca","subject":"CN=x")";
+  const auto chain_of = [&](std::size_t certificates, const std::string& sans) {
+    std::string chain = "[{" + leaf_fields + ",\"sans\":" + sans + "}";
+    for (std::size_t i = 1; i < certificates; ++i) {
+      chain += ",{\"sha256\":\"" + std::string(64, 'C') + "\"}";
+    }
+    return chain + "]";
+  };
+  const std::string no_names = R"({"dns":[],"ip":[],"uri":[],"email":[]})";
+  std::string flood = R"({"dns":[)";
+  for (int i = 0; i < 10001; ++i) flood += (i == 0 ? "" : ",") + std::string("\"a.test\"");
+  flood += R"(],"ip":[],"uri":[],"email":[]})";
+  // A field no change class reads, holding ~8 MiB of small arrays: skipped as it is parsed.
+  std::string big_field = "[";
+  for (int i = 0; i < 2 * 1024 * 1024; ++i) big_field += i == 0 ? "[]" : ",[]";
+  big_field += "]";
+
+  std::string lines;
+  lines += R"({"input":"x:1","error":{}})"
+           "\n";
+  lines += std::string(1 << 20, '[') + "\n";                                         // line 2
+  lines += R"({"input":"c:1","presented_chain":)" + chain_of(65, no_names) + "}\n";  // line 3
+  lines += R"({"input":"n:1","presented_chain":)" + chain_of(1, flood) + "}\n";      // line 4
+  lines += R"({"input":[1,2,3],"error":{}})"
+           "\n";  // line 5
+  lines += R"({"input":"y:1","extra":)" + big_field + R"(,"presented_chain":)" +
+           chain_of(3, no_names) + "}\n";  // line 6: used
+  lines += R"({"input":"z:1","presented_chain":)" +
+           chain_of(1, R"({"dns":[{"a":[[[1]]]}],"ip":[],"uri":[],"email":[]})") + "}\n";  // 7
+  write_file(dir / "hostile.jsonl", lines);
+
+  const auto r = run_getcert({target, "--baseline", dir / "hostile.jsonl", "-o", "json"});
+  INFO(explain(r));
+  CHECK_THAT(r.err, Contains("line 2: nested deeper than 32 levels"));
+  CHECK_THAT(r.err, Contains("line 3: more than 64 certificates in \"presented_chain\""));
+  CHECK_THAT(r.err, Contains("line 4: more than 10000 names in one of the leaf's \"sans\" lists"));
+  CHECK_THAT(r.err, Contains("line 5: no \"input\" string"));
+  CHECK_THAT(r.err, Contains("line 7: a \"sans.dns\" entry is not a string"));
+  CHECK_THAT(r.err, !Contains("line 6"));
+  // x:1 and y:1 were usable and are not in this run: both are gone; y:1 with its leaf.
+  CHECK_THAT(r.out, Contains(R"("input":"x:1")"));
+  CHECK_THAT(r.out, Contains(R"("input":"y:1")") && Contains(std::string(64, 'A')));
+}
