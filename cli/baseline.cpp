@@ -177,7 +177,7 @@ Json parse_kept(const std::string& line, std::string& too_much) {
     if (d + 1 >= levels) return false;
     switch (event) {
       case Json::parse_event_t::key: {
-        const std::string& key = parsed.get_ref<const std::string&>();
+        const auto& key = parsed.get_ref<const std::string&>();
         path[d] = key;
         if (d == 1) {
           return key == "input" || key == "change" || key == "error" || key == "presented_chain";

@@ -17,6 +17,7 @@
 #include "verify/system_trust.hpp"
 
 #include <openssl/pem.h>
+#include <openssl/x509v3.h>
 
 namespace getcert::detail {
 namespace {
@@ -110,6 +111,16 @@ Result<TrustStore> load_trust_store_uncached(const TrustOptions& options) {
     out.description += "dir:" + options.ca_dir;
   }
   out.explicit_anchors = true;
+  // OpenSSL computes a certificate's extension cache (hashes, key ids, flags) on first use,
+  // writing into the shared X509 under its lock while other threads' comparisons read those
+  // fields (ThreadSanitizer saw it under fetch_many). Computed here, before the store is cached
+  // and shared, every later use only reads.
+  STACK_OF(X509_OBJECT)* objects = X509_STORE_get0_objects(out.store.get());
+  for (int i = 0; i < sk_X509_OBJECT_num(objects); ++i) {
+    if (X509* cert = X509_OBJECT_get0_X509(sk_X509_OBJECT_value(objects, i))) {
+      (void)X509_check_purpose(cert, -1, 0);
+    }
+  }
   return out;
 }
 
