@@ -24,6 +24,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "internal/owners.hpp"
+
 namespace getcert::cli::exporter::http {
 namespace {
 
@@ -646,8 +648,9 @@ Result<void> Server::bind(const std::string& host, int port) {
   const int rc =
       getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &found);
   if (rc != 0) return fail(Errc::invalid_argument, std::string(gai_strerror(rc)));
+  const internal::AddrinfoPtr owned(found);
   std::string last = "no address";
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+  for (const addrinfo* a = owned.get(); a != nullptr; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
       last = std::strerror(errno);
@@ -663,7 +666,6 @@ Result<void> Server::bind(const std::string& host, int port) {
     impl_->listener = fd;
     break;
   }
-  freeaddrinfo(found);
   if (impl_->listener < 0) return fail(Errc::io_error, last);
   const std::size_t descriptors = raise_descriptor_limit();
   const std::size_t usable =
